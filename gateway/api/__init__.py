@@ -1,0 +1,1 @@
+"""HTTP routes: thin, each hands over to the component that does the work."""

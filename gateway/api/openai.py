@@ -1,0 +1,52 @@
+"""The OpenAI-compatible surface: chat completions, completions, models."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from gateway.api.state import GatewayState
+from gateway.middleware import record_of
+from gateway.proxy.streaming import RelayStreamResponse
+from gateway.routing import AUTO
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+@router.post("/v1/chat/completions", response_model=None)
+async def chat_completions(request: Request) -> Response | RelayStreamResponse:
+    return await _proxy(request, "chat")
+
+
+@router.post("/v1/completions", response_model=None)
+async def completions(request: Request) -> Response | RelayStreamResponse:
+    return await _proxy(request, "completions")
+
+
+async def _proxy(request: Request, endpoint: str) -> Response | RelayStreamResponse:
+    state: GatewayState = request.app.state.gateway
+    record = record_of(request.scope)
+    principal = await state.auth.authenticate(request.headers)
+    record.principal = principal.name
+    return await state.proxy.handle(
+        request, "chat" if endpoint == "chat" else "completions", principal, record
+    )
+
+
+@router.get("/v1/models")
+async def models(request: Request) -> Response:
+    state: GatewayState = request.app.state.gateway
+    principal = await state.auth.authenticate(request.headers)
+    record_of(request.scope).principal = principal.name
+    created = state.started_at
+    data = []
+    if principal.may_use(AUTO):
+        data.append({"id": AUTO, "object": "model", "created": created, "owned_by": "gateway"})
+    for backend in state.settings.backends:
+        if principal.may_use(backend.name, backend.model):
+            data.append(
+                {"id": backend.model, "object": "model", "created": created, "owned_by": backend.name}
+            )
+    return state.json({"object": "list", "data": data})

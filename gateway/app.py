@@ -1,0 +1,165 @@
+"""The app factory: everything is built here from one validated :class:`Settings`, nothing at import.
+
+Tests build a fresh app with their own settings, upstream transport and metrics registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from prometheus_client import CollectorRegistry
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from gateway.api import openai as openai_routes
+from gateway.api import ops
+from gateway.api.state import GatewayState
+from gateway.auth import Authenticator
+from gateway.auth.keys import KeyStore
+from gateway.auth.tokens import JWTVerifier
+from gateway.config import ConfigError, Settings
+from gateway.errors import GatewayError, InvalidRequest, MethodNotAllowed, NotFound, UpstreamFailure
+from gateway.middleware import RequestContextMiddleware
+from gateway.proxy.handler import BACKEND_HEADER, ProxyHandler
+from gateway.telemetry.metrics import Metrics
+from gateway.upstream import UpstreamClient
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("gateway")
+
+
+def create_app(
+    settings: Settings,
+    *,
+    upstream_transport: httpx.AsyncBaseTransport | None = None,
+    idp_transport: httpx.AsyncBaseTransport | None = None,
+    registry: CollectorRegistry | None = None,
+) -> FastAPI:
+    """Build the gateway. Raises ConfigError when the auth material named in ``settings`` is unusable."""
+    metrics = Metrics(registry or CollectorRegistry(), (b.name for b in settings.backends))
+    keys = _key_store(settings)
+    idp_client = httpx.AsyncClient(transport=idp_transport, trust_env=False, follow_redirects=False)
+    verifier = JWTVerifier(settings.auth.jwt, idp_client) if settings.auth.jwt is not None else None
+    if keys is not None and keys.usable_count == 0 and verifier is None and not settings.auth.allow_anonymous:
+        raise ConfigError(
+            f"auth.keys_file: {keys.path} holds no usable key and no JWT is configured; "
+            "create one with `gateway keys create NAME` or set auth.allow_anonymous: true"
+        )
+    upstream = UpstreamClient(settings.backends, transport=upstream_transport)
+    state = GatewayState(
+        settings=settings,
+        auth=Authenticator(
+            keys=keys,
+            jwt=verifier,
+            allow_anonymous=settings.auth.allow_anonymous,
+            on_failure=metrics.auth_failed,
+        ),
+        keys=keys,
+        upstream=upstream,
+        idp_client=idp_client,
+        proxy=ProxyHandler(settings, upstream),
+        metrics=metrics,
+        started_at=int(time.time()),
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        tasks: list[asyncio.Task[None]] = []
+        if keys is not None:
+            tasks.append(asyncio.create_task(keys.watch(settings.auth.reload_interval)))
+        if verifier is not None and verifier.jwks is not None:
+            await verifier.jwks.refresh()  # a failure is logged; cached-or-503 logic takes over
+        try:
+            yield
+        finally:
+            for task in tasks:
+                task.cancel()
+            await upstream.aclose()
+            await idp_client.aclose()
+
+    app = FastAPI(
+        title="diffusion-gateway",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.gateway = state
+    app.include_router(openai_routes.router)
+    app.include_router(ops.router)
+    _install_error_handlers(app)
+    app.add_middleware(RequestContextMiddleware, metrics=metrics)
+    return app
+
+
+def _key_store(settings: Settings) -> KeyStore | None:
+    path = settings.auth.keys_file
+    if path is None:
+        if settings.auth.jwt is None and not settings.auth.allow_anonymous:
+            raise ConfigError(
+                "auth: no API keys file and no JWT configured; set auth.keys_file or auth.jwt, "
+                "or auth.allow_anonymous: true to run without authentication"
+            )
+        return None
+    try:
+        return KeyStore(path)
+    except ValueError as exc:
+        raise ConfigError(f"auth.keys_file: {exc}") from None
+
+
+def _error_response(exc: GatewayError) -> Response:
+    response = Response(exc.body(), status_code=exc.status, media_type="application/json")
+    for key, value in exc.headers.items():
+        response.headers[key] = value
+    if isinstance(exc, UpstreamFailure) and exc.backend is not None:
+        response.headers[BACKEND_HEADER] = exc.backend
+    return response
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    """One envelope on every path: our errors, unknown routes, wrong methods, and anything unforeseen."""
+
+    async def gateway_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, GatewayError)
+        record = request.scope.get("state", {}).get("record")
+        if record is not None:
+            record.error_code = exc.code
+        return _error_response(exc)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        where = f"{request.method} {request.scope['path'][:200]}"
+        if exc.status_code == 405:
+            return _error_response(MethodNotAllowed(f"Method not allowed ({where})."))
+        if exc.status_code == 404:
+            return _error_response(NotFound(f"Invalid URL ({where})", code="unknown_url"))
+        error = GatewayError(str(exc.detail)[:200])
+        error.status = exc.status_code
+        error.type = "invalid_request_error" if exc.status_code < 500 else "server_error"
+        return _error_response(error)
+
+    async def validation_error(request: Request, exc: Exception) -> Response:
+        return _error_response(InvalidRequest("The request is not valid.", code="invalid_request"))
+
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        record = request.scope.get("state", {}).get("record")
+        log.error(
+            "unhandled error",
+            exc_info=exc,
+            extra={"fields": {"request_id": getattr(record, "request_id", None)}},
+        )
+        error = GatewayError("The server had an error while processing your request.", code="internal_error")
+        return _error_response(error)
+
+    app.add_exception_handler(GatewayError, gateway_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(Exception, unexpected)

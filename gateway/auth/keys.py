@@ -1,0 +1,147 @@
+"""API keys: generation, the key file, and constant-time lookup.
+
+The key file holds only SHA-256 digests: a leaked file does not leak a usable key. A key is shown once,
+when it is created. The file is re-read when it changes (``KeyStore.watch``), so ``gateway keys create``
+and ``revoke`` take effect on a running gateway without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["KEY_PREFIX", "KeyFile", "KeyRecord", "KeyStore", "digest", "generate_key"]
+
+log = logging.getLogger("gateway.auth")
+
+# Recognisable, so that secret scanners and people can tell a gateway key from a JWT or a vendor key.
+KEY_PREFIX = "gw-"
+
+
+def generate_key() -> str:
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+class KeyRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+    created: datetime
+    expires: datetime | None = None
+    models: list[str] | None = None
+    revoked: bool = False
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires is not None and now >= self.expires
+
+
+class KeyFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    keys: list[KeyRecord] = Field(default_factory=list)
+
+    @classmethod
+    def read(cls, path: Path) -> KeyFile:
+        """Read and validate; raises ``ValueError`` with a readable reason."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls()
+        try:
+            data = yaml.safe_load(text) or {}
+            return cls.model_validate(data)
+        except (yaml.YAMLError, ValidationError) as exc:
+            raise ValueError(f"key file {path} is invalid: {exc}") from None
+
+    def write(self, path: Path) -> None:
+        """Atomically replace the file, readable by its owner only."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".keys-", suffix=".yaml")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                yaml.safe_dump(data, fh, sort_keys=False)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def active(self, name: str) -> KeyRecord | None:
+        return next((k for k in self.keys if k.name == name and not k.revoked), None)
+
+
+class KeyStore:
+    """The live set of keys, re-read from its file when the file changes."""
+
+    def __init__(self, path: Path, *, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self.path = path
+        self._now = now
+        self._records: tuple[KeyRecord, ...] = ()
+        self._stamp: tuple[int, int, int] | None = None
+        self.load()
+
+    def load(self) -> None:
+        """Load the file; a bad file raises ``ValueError`` (at start-up that stops the gateway)."""
+        stamp = self._file_stamp()
+        self._records = tuple(KeyFile.read(self.path).keys)
+        self._stamp = stamp
+
+    def reload_if_changed(self) -> bool:
+        stamp = self._file_stamp()
+        if stamp == self._stamp:
+            return False
+        try:
+            self.load()
+        except ValueError as exc:
+            # Keep serving with the keys we had rather than locking everybody out on a typo.
+            log.warning("key file not reloaded, keeping %d keys: %s", len(self._records), exc)
+            self._stamp = stamp
+            return False
+        log.info("key file reloaded: %d keys", len(self._records))
+        return True
+
+    async def watch(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            self.reload_if_changed()
+
+    def _file_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    @property
+    def usable_count(self) -> int:
+        now = self._now()
+        return sum(1 for r in self._records if not r.revoked and not r.expired(now))
+
+    def lookup(self, key: str) -> KeyRecord | None:
+        """The record whose digest matches, compared in constant time over every record (no early exit)."""
+        presented = digest(key)
+        found: KeyRecord | None = None
+        for record in self._records:
+            if hmac.compare_digest(presented, record.digest):
+                found = record
+        return found
+
+    def now(self) -> datetime:
+        return self._now()

@@ -1,0 +1,283 @@
+"""The ``gateway`` command: serve, demo, simulate, keys, check-config."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import re
+import sys
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from gateway.auth.keys import KeyFile, KeyRecord, digest, generate_key
+from gateway.config import ConfigError, Settings, load_settings
+from gateway.server import bind, serve
+from gateway.simulator import PROFILES, SimulatorSettings, create_simulator
+from gateway.telemetry.logs import configure_logging
+
+__all__ = ["main"]
+
+DEFAULT_KEYS_FILE = Path("keys.yaml")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        result: int = args.func(args)
+    except ConfigError as exc:
+        print(f"gateway: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    return result
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gateway", description=__doc__)
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    p = sub.add_parser("serve", help="run the gateway")
+    p.add_argument("--config", type=Path, help="YAML configuration (default: $GATEWAY_CONFIG)")
+    p.set_defaults(func=_serve)
+
+    p = sub.add_parser("demo", help="simulated backends + gateway on loopback, with a development key")
+    p.add_argument("--port", type=int, default=8080, help="the gateway's port (default 8080)")
+    p.add_argument("--profile", choices=sorted(PROFILES), default="h100", help="simulated timing profile")
+    p.set_defaults(func=_demo)
+
+    p = sub.add_parser("simulate", help="run one simulated vLLM backend")
+    p.add_argument("--kind", choices=["diffusion", "autoregressive"], required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--model", default="", help="the model id it serves (default: by kind)")
+    p.add_argument("--profile", choices=sorted(PROFILES), default="h100")
+    p.add_argument("--max-concurrency", type=int, default=None, help="like --max-num-seqs")
+    p.add_argument("--api-key", default=None, help="require this key, like vllm serve --api-key")
+    p.set_defaults(func=_simulate)
+
+    keys = sub.add_parser("keys", help="manage API keys").add_subparsers(required=True, metavar="ACTION")
+    for name, func, helptext in (
+        ("create", _keys_create, "create a key; it is printed once"),
+        ("list", _keys_list, "list keys (never the keys themselves)"),
+        ("revoke", _keys_revoke, "revoke a key"),
+    ):
+        p = keys.add_parser(name, help=helptext)
+        if name != "list":
+            p.add_argument("name")
+        if name == "create":
+            p.add_argument("--expires", help="ISO date or datetime, or a duration such as 30d or 12h")
+            p.add_argument("--models", help="comma-separated model ids or backend names (and/or 'auto')")
+        p.add_argument("--keys-file", type=Path, help="default: auth.keys_file of --config, else ./keys.yaml")
+        p.add_argument("--config", type=Path)
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("check-config", help="validate a configuration and print it, secrets masked")
+    p.add_argument("--config", type=Path)
+    p.set_defaults(func=_check_config)
+    return parser
+
+
+# ---- serve / check-config ---------------------------------------------------------------------------------
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from gateway.app import create_app
+
+    settings = load_settings(args.config)
+    configure_logging(settings.server.log_level)
+    app = create_app(settings)
+    sock = bind(settings.server.host, settings.server.port)
+    asyncio.run(serve([(app, sock)], settings.server.log_level))
+    return 0
+
+
+def _check_config(args: argparse.Namespace) -> int:
+    from gateway.app import create_app
+
+    settings = load_settings(args.config)
+    create_app(settings)  # also loads the key file and JWT key material, as serve would
+    print("configuration is valid; resolved to:")
+    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False), end="")
+    return 0
+
+
+# ---- simulate / demo --------------------------------------------------------------------------------------
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    configure_logging("info")
+    extra = {"max_concurrency": args.max_concurrency} if args.max_concurrency else {}
+    settings = SimulatorSettings(
+        kind=args.kind, model=args.model, profile=args.profile, api_key=args.api_key, **extra
+    )
+    app, _ = create_simulator(settings)
+    print(
+        f"simulated {args.kind} backend serving {settings.resolved_model()} on http://{args.host}:{args.port}"
+    )
+    asyncio.run(serve([(app, bind(args.host, args.port))]))
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from gateway.app import create_app
+
+    configure_logging("warning")
+    host = "127.0.0.1"
+    sims = {
+        kind: SimulatorSettings(kind=kind, profile=args.profile) for kind in ("diffusion", "autoregressive")
+    }
+    sockets = {kind: bind(host, 0) for kind in sims}
+    gateway_socket = bind(host, args.port)
+    with tempfile.TemporaryDirectory(prefix="gateway-demo-") as tmp:
+        keys_file = Path(tmp) / "keys.yaml"
+        key = _add_key(keys_file, "demo", expires=None, models=None)
+        settings = Settings(
+            backends=[
+                {
+                    "name": kind,
+                    "kind": kind,
+                    "url": f"http://{host}:{sockets[kind].getsockname()[1]}",
+                    "model": sim.resolved_model(),
+                    "max_concurrency": sim.max_concurrency,
+                }
+                for kind, sim in sims.items()
+            ],
+            auth={"keys_file": str(keys_file)},
+        )
+        apps = [(create_simulator(sim)[0], sockets[kind]) for kind, sim in sims.items()]
+        apps.append((create_app(settings), gateway_socket))
+        base = f"http://{host}:{gateway_socket.getsockname()[1]}/v1"
+        print(_demo_banner(base, key, args.profile), flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve(apps, "warning"))
+    return 0
+
+
+def _demo_banner(base: str, key: str, profile: str) -> str:
+    body = '{"model": "auto", "messages": [{"role": "user", "content": "Hello!"}]}'
+    return f"""
+Gateway ready at {base} in front of two simulated vLLM backends ({profile} timings).
+Development API key (shown once, valid while this demo runs):
+
+    {key}
+
+Try it with curl:
+
+    curl {base}/chat/completions -H "Authorization: Bearer {key}" \\
+      -H "Content-Type: application/json" -d '{body}'
+
+or with the OpenAI SDK (pip install openai):
+
+    from openai import OpenAI
+    client = OpenAI(base_url="{base}", api_key="{key}")
+    hello = [{{"role": "user", "content": "Hello!"}}]
+    reply = client.chat.completions.with_raw_response.create(model="auto", messages=hello)
+    print(reply.headers["x-gateway-backend"], reply.parse().choices[0].message.content)
+
+Press Ctrl-C to stop.
+"""
+
+
+# ---- keys -------------------------------------------------------------------------------------------------
+
+
+def _keys_file(args: argparse.Namespace) -> Path:
+    if args.keys_file is not None:
+        path: Path = args.keys_file
+        return path
+    if args.config is not None:
+        configured = load_settings(args.config).auth.keys_file
+        if configured is None:
+            raise ConfigError("auth.keys_file is not set in the configuration; pass --keys-file")
+        return configured
+    return DEFAULT_KEYS_FILE
+
+
+_DURATION = re.compile(r"^(\d+)([dhm])$")
+
+
+def _parse_expiry(value: str) -> datetime:
+    match = _DURATION.match(value.strip())
+    if match:
+        amount, unit = int(match.group(1)), match.group(2)
+        delta = {"d": timedelta(days=amount), "h": timedelta(hours=amount), "m": timedelta(minutes=amount)}[
+            unit
+        ]
+        return datetime.now(UTC) + delta
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(
+            f"--expires: {value!r} is neither an ISO date/datetime nor a duration like 30d"
+        ) from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _add_key(path: Path, name: str, *, expires: datetime | None, models: list[str] | None) -> str:
+    try:
+        keys = KeyFile.read(path)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if keys.active(name) is not None:
+        raise ConfigError(f"a key named {name!r} already exists; revoke it first")
+    key = generate_key()
+    try:
+        record = KeyRecord(
+            name=name, digest=digest(key), created=datetime.now(UTC), expires=expires, models=models
+        )
+    except ValidationError as exc:
+        raise ConfigError(f"invalid key: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+    keys.keys.append(record)
+    keys.write(path)
+    return key
+
+
+def _keys_create(args: argparse.Namespace) -> int:
+    path = _keys_file(args)
+    expires = _parse_expiry(args.expires) if args.expires else None
+    models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    key = _add_key(path, args.name, expires=expires, models=models)
+    print(f"created key {args.name!r} in {path}; it is shown only now:", file=sys.stderr)
+    print(key)
+    return 0
+
+
+def _keys_list(args: argparse.Namespace) -> int:
+    path = _keys_file(args)
+    try:
+        keys = KeyFile.read(path)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    now = datetime.now(UTC)
+    print(f"{'NAME':<24} {'STATUS':<8} {'CREATED':<20} {'EXPIRES':<20} MODELS")
+    for record in keys.keys:
+        status = "revoked" if record.revoked else "expired" if record.expired(now) else "active"
+        expires = record.expires.strftime("%Y-%m-%d %H:%M") if record.expires else "never"
+        models = ",".join(record.models) if record.models is not None else "*"
+        print(f"{record.name:<24} {status:<8} {record.created:%Y-%m-%d %H:%M}     {expires:<20} {models}")
+    return 0
+
+
+def _keys_revoke(args: argparse.Namespace) -> int:
+    path = _keys_file(args)
+    try:
+        keys = KeyFile.read(path)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    record = keys.active(args.name)
+    if record is None:
+        raise ConfigError(f"no active key named {args.name!r} in {path}")
+    keys.keys = [r.model_copy(update={"revoked": True}) if r is record else r for r in keys.keys]
+    keys.write(path)
+    print(f"revoked key {args.name!r}; a running gateway stops accepting it within auth.reload_interval")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

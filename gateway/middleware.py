@@ -1,0 +1,75 @@
+"""Request context: a request id on every response, and one record per request reported at its end.
+
+A pure ASGI middleware rather than ``BaseHTTPMiddleware``, which would buffer and delay streams.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gateway.proxy.headers import REQUEST_ID_HEADER, valid_request_id
+from gateway.telemetry.logs import log_request
+from gateway.telemetry.metrics import Metrics
+from gateway.telemetry.record import RequestRecord
+
+__all__ = ["RequestContextMiddleware", "record_of"]
+
+# Probes and scrapes: answered, but neither logged nor counted as traffic.
+_QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+def record_of(scope: Scope) -> RequestRecord:
+    record: RequestRecord = scope["state"]["record"]
+    return record
+
+
+class RequestContextMiddleware:
+    def __init__(
+        self, app: ASGIApp, metrics: Metrics, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sent_id = Headers(scope=scope).get(REQUEST_ID_HEADER)
+        request_id = sent_id if sent_id is not None and valid_request_id(sent_id) else uuid.uuid4().hex
+        record = RequestRecord(
+            request_id=request_id, method=scope["method"], path=scope["path"], started=self.clock()
+        )
+        scope.setdefault("state", {})["record"] = record
+        id_header = (REQUEST_ID_HEADER.encode(), request_id.encode())
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                record.status = message["status"]
+                message["headers"] = [*message.get("headers", ()), id_header]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            if scope["path"] not in _QUIET_PATHS:
+                finished = self.clock()
+                if not record.outcome:
+                    record.outcome = _outcome(record.status)
+                self.metrics.observe(record, finished)
+                log_request(record, finished)
+
+
+def _outcome(status: int) -> str:
+    if status == 0 or status >= 500:
+        return "server_error"
+    if status in (401, 403):
+        return "auth_error"
+    if status >= 400:
+        return "client_error"
+    return "ok"

@@ -1,0 +1,133 @@
+"""Reading and checking a request body, and rewriting it for the backend.
+
+Only the fields the gateway needs are read (``model``, ``stream``, ``stream_options``, the bounds); every
+other field, known or not (``chat_template_kwargs``, ``vllm_xargs``, ``tools``...), passes through as it
+came.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+from starlette.requests import Request
+
+from gateway.errors import InvalidRequest, PayloadTooLarge
+
+__all__ = ["Endpoint", "ProxiedRequest", "parse_request", "read_body", "upstream_body"]
+
+Endpoint = Literal["chat", "completions"]
+
+_REQUIRED: dict[Endpoint, str] = {"chat": "messages", "completions": "prompt"}
+
+
+@dataclass(slots=True)
+class ProxiedRequest:
+    endpoint: Endpoint
+    payload: dict[str, Any]
+    model: str
+    stream: bool
+    # Whether the client asked for the usage chunk itself; the gateway always asks upstream.
+    client_wants_usage: bool
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            size = int(declared)
+        except ValueError:
+            raise InvalidRequest("Invalid Content-Length header.", code="invalid_header") from None
+        if size > limit:
+            raise _too_large(limit)
+    parts: list[bytes] = []
+    received = 0
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > limit:
+            raise _too_large(limit)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _too_large(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"Request body is larger than the gateway's limit of {limit} bytes.")
+
+
+def parse_request(
+    body: bytes, endpoint: Endpoint, *, max_n: int, max_output_tokens: int | None
+) -> ProxiedRequest:
+    try:
+        payload = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidRequest("The request body is not valid UTF-8.", code="invalid_encoding") from None
+        raise InvalidRequest(
+            "We could not parse the JSON body of your request. Send valid JSON.", code="invalid_json"
+        ) from None
+    if not isinstance(payload, dict):
+        raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
+
+    required = _REQUIRED[endpoint]
+    if required not in payload:
+        raise _missing(required)
+    value = payload[required]
+    if endpoint == "chat" and (not isinstance(value, list) or not value):
+        raise InvalidRequest("'messages' must be a non-empty array.", param="messages", code="invalid_type")
+    if endpoint == "completions" and not isinstance(value, str | list):
+        raise InvalidRequest("'prompt' must be a string or an array.", param="prompt", code="invalid_type")
+
+    model = payload.get("model")
+    if model is None:
+        raise _missing("model")
+    if not isinstance(model, str) or not model:
+        raise InvalidRequest("'model' must be a non-empty string.", param="model", code="invalid_type")
+
+    stream = payload.get("stream", False)
+    if stream is None:
+        stream = False
+    if not isinstance(stream, bool):
+        raise InvalidRequest("'stream' must be a boolean.", param="stream", code="invalid_type")
+
+    _check_bounds(payload, max_n, max_output_tokens)
+
+    options = payload.get("stream_options")
+    client_wants_usage = isinstance(options, dict) and options.get("include_usage") is True
+    return ProxiedRequest(endpoint, payload, model, stream, client_wants_usage)
+
+
+def _check_bounds(payload: dict[str, Any], max_n: int, max_output_tokens: int | None) -> None:
+    n = payload.get("n")
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= max_n):
+        raise InvalidRequest(f"'n' must be an integer from 1 to {max_n}.", param="n", code="invalid_value")
+    if max_output_tokens is None:
+        return
+    for field in ("max_tokens", "max_completion_tokens"):
+        value = payload.get(field)
+        if isinstance(value, int) and value > max_output_tokens:
+            raise InvalidRequest(
+                f"'{field}' must be at most {max_output_tokens} on this gateway.",
+                param=field,
+                code="invalid_value",
+            )
+
+
+def _missing(name: str) -> InvalidRequest:
+    return InvalidRequest(
+        f"Missing required parameter: '{name}'.", param=name, code="missing_required_parameter"
+    )
+
+
+def upstream_body(request: ProxiedRequest, model: str) -> bytes:
+    """The body for the backend: ``model`` rewritten; on streams, usage always requested."""
+    payload = request.payload
+    payload["model"] = model
+    if request.stream:
+        options = payload.get("stream_options")
+        options = dict(options) if isinstance(options, dict) else {}
+        options["include_usage"] = True
+        payload["stream_options"] = options
+    return orjson.dumps(payload)

@@ -1,0 +1,111 @@
+"""Server-sent events as vLLM writes them: ``data: {json}\\n\\n`` events ending with ``data: [DONE]``.
+
+The relay splits the byte stream into whole events (a TCP read may end mid-event), looks only at events
+that can carry usage or an error, and forwards every other event's bytes untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+__all__ = ["DONE", "EventSplitter", "Usage", "error_event", "inspect_event"]
+
+DONE = b"data: [DONE]\n\n"
+
+
+class EventSplitter:
+    """Splits a byte stream into complete SSE events (each returned with its blank-line terminator)."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        data = self._buffer + chunk if self._buffer else chunk
+        events: list[bytes] = []
+        start = 0
+        while True:
+            end = data.find(b"\n\n", start)
+            crlf = data.find(b"\r\n\r\n", start)
+            if crlf != -1 and (end == -1 or crlf < end):
+                stop = crlf + 4
+            elif end != -1:
+                stop = end + 2
+            else:
+                break
+            events.append(data[start:stop])
+            start = stop
+        self._buffer = data[start:]
+        return events
+
+    @property
+    def pending(self) -> bytes:
+        return self._buffer
+
+
+@dataclass(slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @classmethod
+    def from_json(cls, usage: Any) -> Usage | None:
+        if not isinstance(usage, dict):
+            return None
+        details = usage.get("completion_tokens_details")
+        reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+        return cls(
+            prompt_tokens=_int(usage.get("prompt_tokens")),
+            completion_tokens=_int(usage.get("completion_tokens")),
+            reasoning_tokens=_int(reasoning),
+        )
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+@dataclass(slots=True)
+class EventInfo:
+    done: bool = False
+    usage: Usage | None = None
+    # The usage-only chunk that include_usage adds (``"choices": []``): dropped for clients that did
+    # not ask for it, so they get exactly what vLLM would have sent them.
+    usage_only: bool = False
+    error: dict[str, Any] | None = None
+
+
+_PLAIN = EventInfo()
+
+
+def inspect_event(event: bytes) -> EventInfo:
+    if not event.startswith(b"data:"):
+        return _PLAIN  # comments (": keep-alive"), event:/id: lines: forwarded as they are
+    data = event[5:].strip()
+    if data == b"[DONE]":
+        return EventInfo(done=True)
+    if b'"usage"' not in data and b'"error"' not in data:
+        return _PLAIN
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _PLAIN
+    if not isinstance(obj, dict):
+        return _PLAIN
+    error = obj.get("error")
+    if isinstance(error, dict) and "choices" not in obj:
+        return EventInfo(error=error)
+    usage = Usage.from_json(obj.get("usage"))
+    if usage is None:
+        return _PLAIN
+    return EventInfo(usage=usage, usage_only=obj.get("choices") == [])
+
+
+def error_event(message: str, type_: str, code: str) -> bytes:
+    body = orjson.dumps({"error": {"message": message, "type": type_, "param": None, "code": code}})
+    return b"data: " + body + b"\n\n"

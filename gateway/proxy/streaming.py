@@ -1,0 +1,105 @@
+"""Relaying to a client that may hang up at any moment.
+
+A client that disconnects makes the gateway close the upstream request at once, streaming or not
+(peers.md #1: LiteLLM keeps generating for clients that left). Both helpers race the work against the
+ASGI ``http.disconnect`` message instead of noticing the disconnect only at the next write, because a
+diffusion backend can be silent for a whole canvas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
+
+from starlette.types import Receive, Scope, Send
+
+__all__ = ["ClientDisconnected", "RelayStreamResponse", "cancel_on_disconnect"]
+
+T = TypeVar("T")
+
+
+class ClientDisconnected(Exception):
+    """The client went away before the answer was complete."""
+
+
+async def _wait_for_disconnect(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def cancel_on_disconnect(receive: Receive, work: Awaitable[T]) -> T:
+    """Run ``work``; if the client disconnects first, cancel it and raise ClientDisconnected.
+
+    Only valid once the request body has been read in full: the next ASGI message is then the disconnect.
+    """
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_wait_for_disconnect(receive))
+    try:
+        done, _ = await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        watcher.cancel()
+        raise
+    if task in done:
+        watcher.cancel()
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    raise ClientDisconnected
+
+
+class RelayStreamResponse:
+    """An SSE response whose body is pulled from ``body``; a disconnect cancels the pull at once.
+
+    ``on_end(disconnected)`` runs exactly once, after the body iterator is closed.
+    """
+
+    def __init__(
+        self,
+        body: AsyncIterator[bytes],
+        *,
+        status: int,
+        headers: list[tuple[str, str]],
+        on_end: Callable[[bool], None],
+    ) -> None:
+        self.body = body
+        self.status_code = status
+        self.raw_headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        self._on_end = on_end
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        pump = asyncio.ensure_future(self._pump(send))
+        watcher = asyncio.ensure_future(_wait_for_disconnect(receive))
+        disconnected = False
+        try:
+            done, _ = await asyncio.wait((pump, watcher), return_when=asyncio.FIRST_COMPLETED)
+            if pump in done:
+                watcher.cancel()
+                try:
+                    pump.result()
+                except OSError:  # the write failed: the client is gone
+                    disconnected = True
+            else:
+                disconnected = True
+                pump.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pump
+        finally:
+            watcher.cancel()
+            if not pump.done():
+                pump.cancel()
+            aclose = getattr(self.body, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            self._on_end(disconnected)
+
+    async def _pump(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self.body:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})

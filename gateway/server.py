@@ -1,0 +1,51 @@
+"""Running ASGI apps under uvicorn on sockets we bind ourselves (so port 0 works and is known)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Sequence
+
+import uvicorn
+from starlette.types import ASGIApp
+
+__all__ = ["bind", "serve", "uvicorn_config"]
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+def uvicorn_config(app: ASGIApp, log_level: str = "info") -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        lifespan="on",
+        log_config=None,  # our JSON logging (telemetry.logs) is configured by the caller
+        access_log=False,  # uvicorn's access line carries the query string; the request log replaces it
+        log_level=log_level,
+        loop="uvloop",
+        http="httptools",
+        server_header=False,
+        date_header=True,
+        timeout_graceful_shutdown=5,
+    )
+
+
+async def serve(apps: Sequence[tuple[ASGIApp, socket.socket]], log_level: str = "info") -> None:
+    """Serve every app on its socket until interrupted; stopping one stops them all."""
+    servers = [uvicorn.Server(uvicorn_config(app, log_level)) for app, _ in apps]
+    tasks = [
+        asyncio.create_task(srv.serve(sockets=[sock])) for srv, (_, sock) in zip(servers, apps, strict=True)
+    ]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for srv in servers:
+            srv.should_exit = True
+        await asyncio.gather(*tasks, return_exceptions=True)

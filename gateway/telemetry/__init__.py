@@ -1,0 +1,1 @@
+"""What the gateway records about each request: metrics, the request log."""

@@ -1,0 +1,77 @@
+"""JSON log lines, one object a line, and the request log.
+
+The request log never holds prompt or completion text, headers, or a credential: it is built from the
+:class:`RequestRecord` fields only.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+import orjson
+
+from gateway.telemetry.record import RequestRecord
+
+__all__ = ["JSONFormatter", "configure_logging", "log_request"]
+
+request_log = logging.getLogger("gateway.request")
+
+
+class JSONFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, object] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            entry.update(fields)
+        if record.exc_info and record.levelno >= logging.ERROR:
+            # The exception type only: a traceback's locals and messages can hold request content.
+            entry["exc_type"] = record.exc_info[0].__name__ if record.exc_info[0] else None
+        return orjson.dumps(entry, default=str).decode()
+
+
+def configure_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JSONFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    # uvicorn's access log writes the raw request line, query string included: ours replaces it.
+    logging.getLogger("uvicorn.access").disabled = True
+    for name in ("uvicorn", "uvicorn.error"):
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True
+
+
+def log_request(record: RequestRecord, finished: float) -> None:
+    if not request_log.isEnabledFor(logging.INFO):
+        return
+    fields: dict[str, object] = {
+        "request_id": record.request_id,
+        "method": record.method,
+        "path": record.path,
+        "principal": record.principal,
+        "backend": record.backend,
+        "route": list(record.route_reasons),
+        "stream": record.stream,
+        "status": record.status,
+        "outcome": record.outcome,
+        "duration_ms": round((finished - record.started) * 1000, 2),
+    }
+    if record.error_code:
+        fields["error_code"] = record.error_code
+    if record.ttfb is not None:
+        fields["ttfb_ms"] = round(record.ttfb * 1000, 2)
+    if record.usage is not None:
+        fields["prompt_tokens"] = record.usage.prompt_tokens
+        fields["completion_tokens"] = record.usage.completion_tokens
+        fields["reasoning_tokens"] = record.usage.reasoning_tokens
+    fields.update(record.extra)
+    request_log.info("request", extra={"fields": fields})
