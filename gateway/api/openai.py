@@ -7,7 +7,6 @@ from starlette.responses import Response
 
 from gateway.api.state import GatewayState
 from gateway.middleware import record_of
-from gateway.proxy.streaming import RelayStreamResponse
 from gateway.routing import AUTO
 
 __all__ = ["router"]
@@ -16,16 +15,16 @@ router = APIRouter()
 
 
 @router.post("/v1/chat/completions", response_model=None)
-async def chat_completions(request: Request) -> Response | RelayStreamResponse:
+async def chat_completions(request: Request) -> Response:
     return await _proxy(request, "chat")
 
 
 @router.post("/v1/completions", response_model=None)
-async def completions(request: Request) -> Response | RelayStreamResponse:
+async def completions(request: Request) -> Response:
     return await _proxy(request, "completions")
 
 
-async def _proxy(request: Request, endpoint: str) -> Response | RelayStreamResponse:
+async def _proxy(request: Request, endpoint: str) -> Response:
     state: GatewayState = request.app.state.gateway
     record = record_of(request.scope)
     principal = await state.auth.authenticate(request.headers)

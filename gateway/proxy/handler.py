@@ -48,7 +48,7 @@ class ProxyHandler:
 
     async def handle(
         self, request: Request, endpoint: Endpoint, principal: Principal, record: RequestRecord
-    ) -> Response | RelayStreamResponse:
+    ) -> Response:
         server = self._settings.server
         body = await read_body(request, server.max_body_bytes)
         parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
@@ -119,7 +119,7 @@ class ProxyHandler:
         headers: list[tuple[str, str]],
         parsed: ProxiedRequest,
         record: RequestRecord,
-    ) -> Response | RelayStreamResponse:
+    ) -> Response:
         async def open_stream() -> tuple[UpstreamResponse, bytes | None]:
             response = await self._upstream.send(
                 backend, _PATHS[parsed.endpoint], body=payload, headers=headers, stream=True

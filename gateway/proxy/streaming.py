@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 __all__ = ["ClientDisconnected", "RelayStreamResponse", "cancel_on_disconnect"]
@@ -53,10 +54,11 @@ async def cancel_on_disconnect(receive: Receive, work: Awaitable[T]) -> T:
     raise ClientDisconnected
 
 
-class RelayStreamResponse:
+class RelayStreamResponse(Response):
     """An SSE response whose body is pulled from ``body``; a disconnect cancels the pull at once.
 
-    ``on_end(disconnected)`` runs exactly once, after the body iterator is closed.
+    ``on_end(disconnected)`` runs exactly once, after the body iterator is closed. A Response subclass only
+    so that frameworks pass it through as a response; it renders nothing up front.
     """
 
     def __init__(
@@ -67,8 +69,8 @@ class RelayStreamResponse:
         headers: list[tuple[str, str]],
         on_end: Callable[[bool], None],
     ) -> None:
-        self.body = body
-        self.status_code = status
+        super().__init__(status_code=status)
+        self.source = body
         self.raw_headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
         self._on_end = on_end
 
@@ -93,13 +95,13 @@ class RelayStreamResponse:
             watcher.cancel()
             if not pump.done():
                 pump.cancel()
-            aclose = getattr(self.body, "aclose", None)
+            aclose = getattr(self.source, "aclose", None)
             if aclose is not None:
                 await aclose()
             self._on_end(disconnected)
 
     async def _pump(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        async for chunk in self.body:
+        async for chunk in self.source:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})

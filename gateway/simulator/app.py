@@ -178,10 +178,10 @@ class _Simulator:
         }
         return Response(orjson.dumps({"object": "list", "data": [card]}), media_type="application/json")
 
-    async def chat(self, request: Request) -> Response | RelayStreamResponse:
+    async def chat(self, request: Request) -> Response:
         return await self._generate(request, chat=True)
 
-    async def completions(self, request: Request) -> Response | RelayStreamResponse:
+    async def completions(self, request: Request) -> Response:
         return await self._generate(request, chat=False)
 
     # ---- generation ---------------------------------------------------------------------------------
@@ -195,7 +195,7 @@ class _Simulator:
             )
         return None
 
-    async def _generate(self, request: Request, *, chat: bool) -> Response | RelayStreamResponse:
+    async def _generate(self, request: Request, *, chat: bool) -> Response:
         if (denied := self._check_key(request)) is not None:
             return denied
         try:
@@ -262,7 +262,7 @@ class _Simulator:
 
     async def _stream(
         self, request: Request, plan: Plan, fault: Fault, ids: _Ids, include_usage: bool, chat: bool
-    ) -> Response | RelayStreamResponse:
+    ) -> Response:
         if fault.status is not None:
             if fault.delay:
                 await asyncio.sleep(fault.delay)

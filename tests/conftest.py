@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from gateway.app import create_app
+from gateway.simulator import SimulatorSettings, create_simulator
+from gateway.simulator.app import SimulatorState
+from tests.support import ServerThread, gateway_settings, write_key
+
+
+@dataclass
+class Sim:
+    server: ServerThread
+    state: SimulatorState
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+
+@pytest.fixture(scope="session")
+def diffusion_sim() -> Iterator[Sim]:
+    app, state = create_simulator(SimulatorSettings(kind="diffusion", profile="instant", api_key="sim-diffusion-key"))
+    with ServerThread(app) as server:
+        yield Sim(server, state)
+
+
+@pytest.fixture(scope="session")
+def ar_sim() -> Iterator[Sim]:
+    app, state = create_simulator(SimulatorSettings(kind="autoregressive", profile="instant", api_key="sim-ar-key"))
+    with ServerThread(app) as server:
+        yield Sim(server, state)
+
+
+@dataclass
+class Gateway:
+    server: ServerThread
+    key: str
+    keys_file: Path
+    registry: CollectorRegistry
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def base_url(self) -> str:
+        return self.server.url + "/v1"
+
+    def metric(self, name: str, **labels: str) -> float:
+        return self.registry.get_sample_value(name, labels) or 0.0
+
+
+@pytest.fixture
+def make_gateway(tmp_path: Path, diffusion_sim: Sim, ar_sim: Sim) -> Iterator[Any]:
+    """Start a gateway in front of the session's simulators; keyword arguments go into Settings."""
+    started: list[ServerThread] = []
+
+    def start(*, auth: dict[str, Any] | None = None, timeouts: dict[str, float] | None = None, **kw: Any) -> Gateway:
+        keys_file = tmp_path / "keys.yaml"
+        key = write_key(keys_file, "alice") if not keys_file.exists() else ""
+        backend_extra: dict[str, Any] = {"timeouts": timeouts} if timeouts else {}
+        settings = gateway_settings(
+            diffusion_sim.url, ar_sim.url, auth=auth or {"keys_file": str(keys_file)}, backend_extra=backend_extra, **kw
+        )
+        # The simulators want their own keys, as vLLM started with --api-key does.
+        backends = [
+            b.model_copy(update={"api_key": _secret(f"sim-{b.name.replace('autoregressive', 'ar')}-key")})
+            for b in settings.backends
+        ]
+        settings = settings.model_copy(update={"backends": backends})
+        registry = CollectorRegistry()
+        server = ServerThread(create_app(settings, registry=registry)).__enter__()
+        started.append(server)
+        return Gateway(server, key, keys_file, registry)
+
+    yield start
+    for server in started:
+        server.__exit__()
+
+
+def _secret(value: str) -> Any:
+    from pydantic import SecretStr
+
+    return SecretStr(value)
+
+
+@pytest.fixture
+def gateway(make_gateway: Any) -> Gateway:
+    gw: Gateway = make_gateway()
+    return gw

@@ -1,0 +1,85 @@
+"""Test helpers: real uvicorn servers on loopback, in threads, stopped on exit."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from gateway.auth.keys import KeyFile, KeyRecord, digest, generate_key
+from gateway.config import Settings
+from gateway.server import bind, uvicorn_config
+
+DIFFUSION_MODEL = "nvidia/diffusiongemma-26B-A4B-it-NVFP4"
+AR_MODEL = "google/gemma-4-26B-A4B-it"
+
+
+class ServerThread:
+    """Serves ``app`` with uvicorn on 127.0.0.1 and a free port, in a background thread."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.sock = bind("127.0.0.1", 0)
+        self.port: int = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn_config(app, "warning"))
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.error: BaseException | None = None
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self.server.serve(sockets=[self.sock]))
+        except BaseException as exc:  # surfaced by __enter__ when start-up fails
+            self.error = exc
+
+    def __enter__(self) -> ServerThread:
+        self.thread.start()
+        wait_for(lambda: self.server.started or self.error is not None or not self.thread.is_alive(), 10)
+        if not self.server.started:
+            raise RuntimeError(f"server did not start: {self.error!r}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+def wait_for(predicate: Callable[[], bool], within: float = 5.0, step: float = 0.01) -> bool:
+    """Poll a condition (never asserts on elapsed time; ``within`` only bounds a hung test)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
+
+
+def write_key(path: Path, name: str, **fields: Any) -> str:
+    keys = KeyFile.read(path)
+    key = generate_key()
+    from datetime import UTC, datetime
+
+    keys.keys.append(KeyRecord(name=name, digest=digest(key), created=datetime.now(UTC), **fields))
+    keys.write(path)
+    return key
+
+
+def gateway_settings(
+    diffusion_url: str, ar_url: str, *, auth: dict[str, Any], backend_extra: dict[str, Any] | None = None, **kw: Any
+) -> Settings:
+    extra = backend_extra or {}
+    return Settings(
+        backends=[
+            {"name": "diffusion", "kind": "diffusion", "url": diffusion_url, "model": DIFFUSION_MODEL, **extra},
+            {"name": "autoregressive", "kind": "autoregressive", "url": ar_url, "model": AR_MODEL, **extra},
+        ],
+        auth=auth,
+        **kw,
+    )
