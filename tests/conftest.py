@@ -26,14 +26,18 @@ class Sim:
 
 @pytest.fixture(scope="session")
 def diffusion_sim() -> Iterator[Sim]:
-    app, state = create_simulator(SimulatorSettings(kind="diffusion", profile="instant", api_key="sim-diffusion-key"))
+    app, state = create_simulator(
+        SimulatorSettings(kind="diffusion", profile="instant", api_key="sim-diffusion-key")
+    )
     with ServerThread(app) as server:
         yield Sim(server, state)
 
 
 @pytest.fixture(scope="session")
 def ar_sim() -> Iterator[Sim]:
-    app, state = create_simulator(SimulatorSettings(kind="autoregressive", profile="instant", api_key="sim-ar-key"))
+    app, state = create_simulator(
+        SimulatorSettings(kind="autoregressive", profile="instant", api_key="sim-ar-key")
+    )
     with ServerThread(app) as server:
         yield Sim(server, state)
 
@@ -62,12 +66,18 @@ def make_gateway(tmp_path: Path, diffusion_sim: Sim, ar_sim: Sim) -> Iterator[An
     """Start a gateway in front of the session's simulators; keyword arguments go into Settings."""
     started: list[ServerThread] = []
 
-    def start(*, auth: dict[str, Any] | None = None, timeouts: dict[str, float] | None = None, **kw: Any) -> Gateway:
+    def start(
+        *, auth: dict[str, Any] | None = None, timeouts: dict[str, float] | None = None, **kw: Any
+    ) -> Gateway:
         keys_file = tmp_path / "keys.yaml"
         key = write_key(keys_file, "alice") if not keys_file.exists() else ""
         backend_extra: dict[str, Any] = {"timeouts": timeouts} if timeouts else {}
         settings = gateway_settings(
-            diffusion_sim.url, ar_sim.url, auth=auth or {"keys_file": str(keys_file)}, backend_extra=backend_extra, **kw
+            diffusion_sim.url,
+            ar_sim.url,
+            auth=auth or {"keys_file": str(keys_file), "reload_interval": 0.05},
+            backend_extra=backend_extra,
+            **kw,
         )
         # The simulators want their own keys, as vLLM started with --api-key does.
         backends = [

@@ -72,12 +72,23 @@ def write_key(path: Path, name: str, **fields: Any) -> str:
 
 
 def gateway_settings(
-    diffusion_url: str, ar_url: str, *, auth: dict[str, Any], backend_extra: dict[str, Any] | None = None, **kw: Any
+    diffusion_url: str,
+    ar_url: str,
+    *,
+    auth: dict[str, Any],
+    backend_extra: dict[str, Any] | None = None,
+    **kw: Any,
 ) -> Settings:
     extra = backend_extra or {}
     return Settings(
         backends=[
-            {"name": "diffusion", "kind": "diffusion", "url": diffusion_url, "model": DIFFUSION_MODEL, **extra},
+            {
+                "name": "diffusion",
+                "kind": "diffusion",
+                "url": diffusion_url,
+                "model": DIFFUSION_MODEL,
+                **extra,
+            },
             {"name": "autoregressive", "kind": "autoregressive", "url": ar_url, "model": AR_MODEL, **extra},
         ],
         auth=auth,

@@ -35,7 +35,10 @@ def test_chat_auto_goes_to_diffusion_and_reports_usage(gateway):
     assert reply.model == DIFFUSION_MODEL
     assert reply.choices[0].message.content
     assert reply.usage.completion_tokens > 0
-    assert gateway.metric("gateway_tokens_total", backend="diffusion", type="completion") == reply.usage.completion_tokens
+    assert (
+        gateway.metric("gateway_tokens_total", backend="diffusion", type="completion")
+        == reply.usage.completion_tokens
+    )
 
 
 def test_model_id_and_backend_name_pin_the_backend(gateway):
@@ -54,7 +57,9 @@ def test_stream_without_include_usage_gets_no_usage_chunk(gateway):
     text = "".join(c.choices[0].delta.content or "" for c in chunks)
     assert text
     # The gateway still knew the counts: it asked upstream for them (recorded once the stream closes).
-    assert wait_for(lambda: gateway.metric("gateway_tokens_total", backend="diffusion", type="completion") > 0)
+    assert wait_for(
+        lambda: gateway.metric("gateway_tokens_total", backend="diffusion", type="completion") > 0
+    )
 
 
 def test_stream_with_include_usage_keeps_the_usage_chunk(gateway):
@@ -71,7 +76,9 @@ def test_stream_with_include_usage_keeps_the_usage_chunk(gateway):
 
 
 def test_stream_is_relayed_chunk_by_chunk(gateway):
-    chunks = list(client(gateway).chat.completions.create(model=AR_MODEL, messages=HELLO, stream=True, max_tokens=12))
+    chunks = list(
+        client(gateway).chat.completions.create(model=AR_MODEL, messages=HELLO, stream=True, max_tokens=12)
+    )
     content_chunks = [c for c in chunks if c.choices and c.choices[0].delta.content]
     assert len(content_chunks) == 12  # one per token, as the autoregressive backend sent them
 
@@ -80,7 +87,9 @@ def test_completions_plain_and_streamed(gateway):
     c = client(gateway)
     reply = c.completions.create(model="auto", prompt="Once upon a time")
     assert reply.choices[0].text
-    streamed = list(c.completions.create(model=AR_MODEL, prompt="Once upon a time", stream=True, max_tokens=5))
+    streamed = list(
+        c.completions.create(model=AR_MODEL, prompt="Once upon a time", stream=True, max_tokens=5)
+    )
     assert "".join(ch.choices[0].text for ch in streamed if ch.choices)
 
 
@@ -115,8 +124,11 @@ def test_unknown_fields_pass_through_untouched(gateway, diffusion_sim):
     client(gateway).chat.completions.create(
         model="auto",
         messages=HELLO,
-        extra_body={"chat_template_kwargs": {"enable_thinking": False}, "vllm_xargs": {"diffusion_max_steps": 8},
-                    "something_new": [1, {"a": None}]},
+        extra_body={
+            "chat_template_kwargs": {"enable_thinking": False},
+            "vllm_xargs": {"diffusion_max_steps": 8},
+            "something_new": [1, {"a": None}],
+        },
     )
     body = diffusion_sim.state.last_body
     assert body["model"] == DIFFUSION_MODEL

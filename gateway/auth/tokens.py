@@ -140,7 +140,9 @@ _REASONS: list[tuple[type[jwt.PyJWTError], str]] = [
 
 
 class JWTVerifier:
-    def __init__(self, settings: JWTSettings, http: httpx.AsyncClient) -> None:
+    def __init__(
+        self, settings: JWTSettings, http: httpx.AsyncClient, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._settings = settings
         self._options: dict[str, Any] = {"require": ["exp", "iss", "aud", settings.principal_claim]}
         self._static_key: str | bytes | None = None
@@ -158,6 +160,7 @@ class JWTVerifier:
                 cache_seconds=settings.jwks_cache_seconds,
                 min_refetch_seconds=settings.jwks_min_refetch_seconds,
                 timeout=settings.jwks_timeout,
+                clock=clock,
             )
 
     async def verify(self, token: str) -> Principal:

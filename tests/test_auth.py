@@ -1,0 +1,123 @@
+"""API keys and the authenticator (JWT has its own module)."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from starlette.datastructures import Headers
+
+from gateway.auth.authenticator import Authenticator
+from gateway.auth.keys import KEY_PREFIX, KeyFile, KeyStore, digest, generate_key
+from gateway.errors import AuthenticationFailed
+from tests.support import write_key
+
+
+def headers(**items: str) -> Headers:
+    return Headers({k.replace("_", "-"): v for k, v in items.items()})
+
+
+def test_generated_keys_are_prefixed_and_random():
+    a, b = generate_key(), generate_key()
+    assert a.startswith(KEY_PREFIX) and b.startswith(KEY_PREFIX) and a != b
+    assert len(a) >= len(KEY_PREFIX) + 43  # 32 bytes, url-safe base64
+
+
+def test_key_file_holds_only_digests(tmp_path):
+    path = tmp_path / "keys.yaml"
+    key = write_key(path, "alice")
+    text = path.read_text()
+    assert key not in text and digest(key) in text
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.fixture
+def store(tmp_path):
+    return KeyStore(tmp_path / "keys.yaml")
+
+
+async def test_bearer_and_x_api_key(tmp_path):
+    path = tmp_path / "keys.yaml"
+    key = write_key(path, "alice", models=["auto"])
+    auth = Authenticator(keys=KeyStore(path), jwt=None, allow_anonymous=False)
+    principal = await auth.authenticate(headers(authorization=f"Bearer {key}"))
+    assert principal.name == "alice" and principal.models == frozenset({"auto"})
+    assert (await auth.authenticate(headers(x_api_key=key))).name == "alice"
+
+
+@pytest.mark.parametrize(
+    ("header", "reason"),
+    [
+        ({}, "missing"),
+        ({"authorization": "Basic dXNlcjpwYXNz"}, "malformed"),
+        ({"authorization": "Bearer "}, "malformed"),
+        ({"authorization": "Bearer ' OR '1'='1"}, "invalid"),
+        ({"authorization": "Bearer gw-wrong"}, "invalid"),
+        ({"authorization": "Bearer " + "x" * 10000}, "malformed"),
+    ],
+)
+async def test_rejections_fail_closed_with_a_reason(tmp_path, header, reason):
+    path = tmp_path / "keys.yaml"
+    write_key(path, "alice")
+    reasons: list[str] = []
+    auth = Authenticator(keys=KeyStore(path), jwt=None, allow_anonymous=False, on_failure=reasons.append)
+    with pytest.raises(AuthenticationFailed) as info:
+        await auth.authenticate(Headers(header))
+    assert info.value.reason == reason and reasons == [reason]
+    assert info.value.status == 401
+    for value in header.values():
+        assert value.split(" ", 1)[-1] not in info.value.body().decode() or not value.split(" ", 1)[-1]
+
+
+async def test_expired_and_revoked_keys(tmp_path):
+    path = tmp_path / "keys.yaml"
+    old = write_key(path, "old", expires=datetime.now(UTC) - timedelta(seconds=1))
+    gone = write_key(path, "gone")
+    keys = KeyFile.read(path)
+    keys.keys = [k.model_copy(update={"revoked": True}) if k.name == "gone" else k for k in keys.keys]
+    keys.write(path)
+    auth = Authenticator(keys=KeyStore(path), jwt=None, allow_anonymous=False)
+    for key, reason in ((old, "expired"), (gone, "revoked")):
+        with pytest.raises(AuthenticationFailed) as info:
+            await auth.authenticate(headers(authorization=f"Bearer {key}"))
+        assert info.value.reason == reason
+
+
+async def test_anonymous_only_without_credentials(tmp_path):
+    path = tmp_path / "keys.yaml"
+    write_key(path, "alice")
+    auth = Authenticator(keys=KeyStore(path), jwt=None, allow_anonymous=True)
+    assert (await auth.authenticate(headers())).kind == "anonymous"
+    # A wrong credential is never downgraded to anonymous (CVE-2026-59822).
+    with pytest.raises(AuthenticationFailed):
+        await auth.authenticate(headers(authorization="Bearer gw-wrong"))
+
+
+def test_key_file_reload_on_change(tmp_path):
+    path = tmp_path / "keys.yaml"
+    write_key(path, "alice")
+    store = KeyStore(path)
+    assert not store.reload_if_changed()
+    key = write_key(path, "bob")
+    assert store.reload_if_changed()
+    record = store.lookup(key)
+    assert record is not None and record.name == "bob"
+
+
+def test_broken_key_file_keeps_the_old_keys(tmp_path):
+    path = tmp_path / "keys.yaml"
+    key = write_key(path, "alice")
+    store = KeyStore(path)
+    path.write_text("keys: [{name: 7}]")
+    os.utime(path, ns=(1, 1))
+    assert not store.reload_if_changed()
+    assert store.lookup(key) is not None
+
+
+def test_lookup_is_by_digest_only(store, tmp_path):
+    path = tmp_path / "keys.yaml"
+    key = write_key(path, "alice")
+    store.load()
+    assert store.lookup(key) is not None
+    assert store.lookup(digest(key)) is None  # the digest itself is not a credential

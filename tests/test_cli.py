@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import yaml
+
+from gateway.auth.keys import KeyFile, digest
+from gateway.cli import main
+
+
+def test_keys_lifecycle(tmp_path, capsys):
+    path = tmp_path / "keys.yaml"
+    assert (
+        main(
+            [
+                "keys",
+                "create",
+                "alice",
+                "--keys-file",
+                str(path),
+                "--models",
+                "auto,autoregressive",
+                "--expires",
+                "2099-01-01",
+            ]
+        )
+        == 0
+    )
+    key = capsys.readouterr().out.strip()
+    assert key.startswith("gw-")
+    record = KeyFile.read(path).keys[0]
+    assert record.digest == digest(key) and key not in path.read_text()
+    assert (
+        record.models == ["auto", "autoregressive"]
+        and record.expires is not None
+        and record.expires.year == 2099
+    )
+
+    assert main(["keys", "create", "alice", "--keys-file", str(path)]) == 2  # names are unique
+    assert "already exists" in capsys.readouterr().err
+
+    assert main(["keys", "list", "--keys-file", str(path)]) == 0
+    listing = capsys.readouterr().out
+    assert "alice" in listing and "active" in listing and key not in listing and digest(key) not in listing
+
+    assert main(["keys", "revoke", "alice", "--keys-file", str(path)]) == 0
+    assert KeyFile.read(path).keys[0].revoked
+    main(["keys", "list", "--keys-file", str(path)])
+    assert "revoked" in capsys.readouterr().out
+    assert main(["keys", "revoke", "alice", "--keys-file", str(path)]) == 2
+
+
+def test_keys_file_comes_from_the_config(tmp_path, capsys):
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "backends": [{"name": "d", "kind": "diffusion", "url": "http://127.0.0.1:1", "model": "m"}],
+                "auth": {"keys_file": "my-keys.yaml"},
+            }
+        )
+    )
+    assert main(["keys", "create", "bob", "--config", str(config)]) == 0
+    assert (tmp_path / "my-keys.yaml").exists()
+
+
+def test_bad_expiry_is_a_clear_error(tmp_path, capsys):
+    assert main(["keys", "create", "x", "--keys-file", str(tmp_path / "k.yaml"), "--expires", "soonish"]) == 2
+    assert "--expires" in capsys.readouterr().err
+
+
+def test_check_config_masks_secrets(tmp_path, capsys):
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "backends": [
+                    {
+                        "name": "d",
+                        "kind": "diffusion",
+                        "url": "http://127.0.0.1:1",
+                        "model": "m",
+                        "api_key": "upstream-very-secret",
+                    }
+                ],
+                "auth": {"allow_anonymous": True},
+            }
+        )
+    )
+    assert main(["check-config", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "configuration is valid" in out and "upstream-very-secret" not in out and "**********" in out
+    assert "entropy_bound: 0.1" in out
+
+
+def test_check_config_rejects_no_auth_and_bad_values(tmp_path, capsys):
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        yaml.safe_dump({"backends": [{"name": "d", "kind": "diffusion", "url": "http://h:1", "model": "m"}]})
+    )
+    assert main(["check-config", "--config", str(config)]) == 2
+    assert "allow_anonymous" in capsys.readouterr().err
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "backends": [{"name": "d", "kind": "diffusion", "url": "http://h:1", "model": "m"}],
+                "auth": {"keys_file": "empty.yaml"},
+            }
+        )
+    )
+    assert main(["check-config", "--config", str(config)]) == 2
+    assert "holds no usable key" in capsys.readouterr().err
+
+
+def test_serve_fails_fast_with_a_message(tmp_path):
+    config = tmp_path / "gateway.yaml"
+    config.write_text("backends: []\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "at least one backend" in result.stderr and "Traceback" not in result.stderr

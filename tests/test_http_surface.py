@@ -1,0 +1,130 @@
+"""The gateway's HTTP surface: allowlisted routes, one error envelope, limits, key policy, hot reload."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from gateway.cli import main as cli
+from tests.support import AR_MODEL, DIFFUSION_MODEL, wait_for, write_key
+
+HELLO = [{"role": "user", "content": "hi"}]
+
+
+def assert_envelope(r, status):
+    assert r.status_code == status, r.text
+    error = r.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert "Traceback" not in r.text
+    return error
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/metrics/../v1/x"),
+        ("POST", "/tokenize"),
+        ("POST", "/pause"),
+        ("POST", "/collective_rpc"),
+        ("GET", "/version"),
+        ("GET", "/health"),
+        ("POST", "/v1/embeddings"),
+        ("GET", "/docs"),
+        ("GET", "/openapi.json"),
+    ],
+)
+def test_unknown_and_backend_internal_paths_are_404_envelopes(gateway, method, path):
+    r = httpx.request(method, gateway.url + path, headers={"authorization": f"Bearer {gateway.key}"})
+    assert assert_envelope(r, 404)["code"] == "unknown_url"
+
+
+def test_wrong_method_is_405_envelope(gateway):
+    r = httpx.get(gateway.base_url + "/chat/completions", headers={"authorization": f"Bearer {gateway.key}"})
+    assert_envelope(r, 405)
+
+
+def test_oversized_body_is_413(make_gateway):
+    gw = make_gateway(server={"max_body_bytes": 2048})
+    big = {"model": "auto", "messages": [{"role": "user", "content": "x" * 4096}]}
+    r = httpx.post(gw.base_url + "/chat/completions", json=big, headers={"authorization": f"Bearer {gw.key}"})
+    assert_envelope(r, 413)
+
+    def chunks():
+        yield b'{"model": "auto", "messages": [{"role": "user", "content": "'
+        yield b"y" * 4096
+        yield b'"}]}'
+
+    # Without a Content-Length (chunked), the limit still holds.
+    r = httpx.post(
+        gw.base_url + "/chat/completions", content=chunks(), headers={"authorization": f"Bearer {gw.key}"}
+    )
+    assert_envelope(r, 413)
+
+
+@pytest.mark.parametrize("body", [b"{", b"\xff\xfe\x00", b"[]", b'{"model": "auto"}'])
+def test_malformed_bodies_are_400_envelopes(gateway, body):
+    r = httpx.post(
+        gateway.base_url + "/chat/completions",
+        content=body,
+        headers={"authorization": f"Bearer {gateway.key}", "content-type": "application/json"},
+    )
+    assert_envelope(r, 400)
+
+
+def test_auth_is_checked_before_the_body(gateway):
+    r = httpx.post(gateway.base_url + "/chat/completions", content=b"{")
+    assert_envelope(r, 401)
+    assert r.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_key_in_query_string_is_not_a_credential(gateway):
+    r = httpx.get(gateway.base_url + "/models", params={"api_key": gateway.key})
+    assert_envelope(r, 401)
+
+
+def test_model_restricted_keys(make_gateway):
+    gw = make_gateway()
+    limited = write_key(gw.keys_file, "limited", models=["autoregressive"])
+    assert wait_for(
+        lambda: httpx.get(gw.base_url + "/models", headers={"x-api-key": limited}).status_code == 200
+    )
+    h = {"x-api-key": limited}
+    ids = [m["id"] for m in httpx.get(gw.base_url + "/models", headers=h).json()["data"]]
+    assert ids == [AR_MODEL]
+    ok = httpx.post(gw.base_url + "/chat/completions", json={"model": AR_MODEL, "messages": HELLO}, headers=h)
+    assert ok.status_code == 200
+    for model in ("auto", DIFFUSION_MODEL, "diffusion"):
+        r = httpx.post(gw.base_url + "/chat/completions", json={"model": model, "messages": HELLO}, headers=h)
+        assert assert_envelope(r, 403)["code"] == "model_not_allowed"
+
+
+def test_keys_created_and_revoked_by_the_cli_apply_without_restart(make_gateway, capsys):
+    gw = make_gateway(auth=None)
+    cli(["keys", "create", "carol", "--keys-file", str(gw.keys_file), "--expires", "30d"])
+    key = capsys.readouterr().out.strip()
+    h = {"authorization": f"Bearer {key}"}
+    assert wait_for(lambda: httpx.get(gw.base_url + "/models", headers=h).status_code == 200)
+    cli(["keys", "revoke", "carol", "--keys-file", str(gw.keys_file)])
+    assert wait_for(lambda: httpx.get(gw.base_url + "/models", headers=h).status_code == 401)
+
+
+def test_healthz_readyz_metrics(gateway, make_gateway):
+    assert httpx.get(gateway.url + "/healthz").json() == {"status": "ok"}
+    ready = httpx.get(gateway.url + "/readyz")
+    assert ready.status_code == 200
+    assert ready.json() == {"status": "ready", "backends": {"diffusion": "up", "autoregressive": "up"}}
+    metrics = httpx.get(gateway.url + "/metrics")
+    assert metrics.status_code == 200 and "gateway_requests_total" in metrics.text
+
+
+def test_readyz_is_503_when_no_backend_is_up(tmp_path):
+    from prometheus_client import CollectorRegistry
+
+    from gateway.app import create_app
+    from tests.support import ServerThread, gateway_settings
+
+    settings = gateway_settings("http://127.0.0.1:9", "http://127.0.0.1:9", auth={"allow_anonymous": True})
+    with ServerThread(create_app(settings, registry=CollectorRegistry())) as server:
+        r = httpx.get(server.url + "/readyz")
+    assert r.status_code == 503
+    assert r.json()["backends"] == {"diffusion": "unreachable", "autoregressive": "unreachable"}

@@ -1,0 +1,238 @@
+"""JWT verification against the RFC 8725 checklist, with a real JWKS server on loopback."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import jwt
+import orjson
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from gateway.auth.tokens import JWTVerifier
+from gateway.config import JWTSettings
+from gateway.errors import AuthenticationFailed, IdentityProviderDown
+from tests.support import ServerThread
+
+ISS, AUD = "https://idp.test", "gateway"
+
+
+@dataclass
+class IdP:
+    key: rsa.RSAPrivateKey
+    kid: str = "k1"
+    up: bool = True
+    fetches: int = 0
+    extra_keys: list[dict[str, Any]] = field(default_factory=list)
+
+    def jwks(self) -> dict[str, Any]:
+        public = jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key(), as_dict=True)
+        return {"keys": [{**public, "kid": self.kid, "use": "sig", "alg": "RS256"}, *self.extra_keys]}
+
+    def token(self, *, key: Any = None, alg: str = "RS256", kid: str | None = "k1", **claims: Any) -> str:
+        now = int(time.time())
+        body = {"iss": ISS, "aud": AUD, "sub": "svc-bot", "exp": now + 300, "iat": now, **claims}
+        body = {k: v for k, v in body.items() if v is not None}
+        return jwt.encode(body, key or self.key, algorithm=alg, headers={"kid": kid} if kid else None)
+
+
+@pytest.fixture(scope="module")
+def rsa_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@pytest.fixture
+def idp(rsa_key) -> Iterator[tuple[IdP, str]]:
+    state = IdP(rsa_key)
+
+    async def jwks(request: Request) -> Response:
+        state.fetches += 1
+        if not state.up:
+            return Response("down", status_code=503)
+        return Response(orjson.dumps(state.jwks()), media_type="application/json")
+
+    with ServerThread(Starlette(routes=[Route("/jwks", jwks)])) as server:
+        yield state, server.url + "/jwks"
+
+
+def settings(**kw: Any) -> JWTSettings:
+    base: dict[str, Any] = {"issuer": ISS, "audience": AUD, "algorithms": ["RS256"], "leeway": 0}
+    return JWTSettings(**{**base, **kw})
+
+
+@pytest.fixture
+async def verifier(idp) -> Any:
+    _, url = idp
+    async with httpx.AsyncClient() as client:
+        yield JWTVerifier(settings(jwks_url=url, jwks_min_refetch_seconds=60), client)
+
+
+async def test_valid_token(idp, verifier):
+    state, _ = idp
+    principal = await verifier.verify(state.token())
+    assert principal.name == "svc-bot" and principal.kind == "jwt"
+
+
+def _b64(data: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps(data)).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda s: s.token(exp=int(time.time()) - 10), "expired"),
+        (lambda s: s.token(exp=None), "missing_claim"),
+        (lambda s: s.token(iss=None), "missing_claim"),
+        (lambda s: s.token(aud=None), "missing_claim"),
+        (lambda s: s.token(sub=None), "missing_claim"),
+        (lambda s: s.token(iss="https://evil.test"), "issuer"),
+        (lambda s: s.token(aud="someone-else"), "audience"),
+        (lambda s: s.token(key=rsa.generate_private_key(public_exponent=65537, key_size=2048)), "signature"),
+        (
+            lambda s: (
+                _b64({"alg": "none", "kid": "k1"})
+                + "."
+                + _b64({"iss": ISS, "aud": AUD, "sub": "x", "exp": 9999999999})
+                + "."
+            ),
+            "algorithm",
+        ),
+        (lambda s: "eyJhbGciOi.garbage.x", "malformed"),
+    ],
+)
+async def test_rejected_tokens(idp, verifier, make, reason):
+    state, _ = idp
+    with pytest.raises(AuthenticationFailed) as info:
+        await verifier.verify(make(state))
+    assert info.value.reason == reason
+
+
+async def test_hs256_signed_with_the_public_key_is_refused(idp, verifier):
+    # The classic key-confusion attack (RFC 8725 §2.1, CVE-2022-29217).
+    state, _ = idp
+    pem = state.key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    header = _b64({"alg": "HS256", "kid": "k1", "typ": "JWT"})
+    payload = _b64({"iss": ISS, "aud": AUD, "sub": "mallory", "exp": int(time.time()) + 60})
+    import hashlib
+    import hmac
+
+    signature = (
+        base64.urlsafe_b64encode(hmac.new(pem, f"{header}.{payload}".encode(), hashlib.sha256).digest())
+        .rstrip(b"=")
+        .decode()
+    )
+    with pytest.raises(AuthenticationFailed):
+        await verifier.verify(f"{header}.{payload}.{signature}")
+
+
+async def test_jku_and_embedded_jwk_are_ignored(verifier):
+    attacker = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = jwt.algorithms.RSAAlgorithm.to_jwk(attacker.public_key(), as_dict=True)
+    token = jwt.encode(
+        {"iss": ISS, "aud": AUD, "sub": "mallory", "exp": int(time.time()) + 60},
+        attacker,
+        algorithm="RS256",
+        headers={"kid": "k1", "jku": "http://127.0.0.1:1/evil", "jwk": jwk},
+    )
+    with pytest.raises(AuthenticationFailed) as info:
+        await verifier.verify(token)
+    assert info.value.reason == "signature"
+
+
+async def test_unknown_kid_flood_refetches_a_bounded_number_of_times(idp, verifier):
+    state, _url = idp
+    await verifier.verify(state.token())
+    fetches = state.fetches
+    for i in range(50):
+        with pytest.raises(AuthenticationFailed) as info:
+            await verifier.verify(state.token(kid=f"random-{i}"))
+        assert info.value.reason == "unknown_kid"
+    assert state.fetches - fetches <= 1
+
+
+async def test_key_rotation_is_picked_up_on_unknown_kid(idp):
+    state, url = idp
+    async with httpx.AsyncClient() as client:
+        v = JWTVerifier(settings(jwks_url=url, jwks_min_refetch_seconds=0), client)
+        await v.verify(state.token())
+        state.kid = "k2"
+        assert (await v.verify(state.token(kid="k2"))).name == "svc-bot"
+
+
+async def test_cached_keys_are_used_while_the_idp_is_down(idp):
+    state, url = idp
+    now = [1000.0]
+    async with httpx.AsyncClient() as client:
+        v = JWTVerifier(settings(jwks_url=url, jwks_cache_seconds=60), client, clock=lambda: now[0])
+        await v.verify(state.token())
+        state.up = False
+        now[0] += 3600  # the cache is stale now: a refetch is attempted, fails, and the cached key serves
+        fetches = state.fetches
+        assert (await v.verify(state.token())).name == "svc-bot"
+        assert state.fetches == fetches + 1
+
+
+async def test_idp_down_with_no_key_is_503_not_401(idp):
+    state, url = idp
+    state.up = False
+    async with httpx.AsyncClient() as client:
+        v = JWTVerifier(settings(jwks_url=url, jwks_min_refetch_seconds=0), client)
+        with pytest.raises(IdentityProviderDown) as info:
+            await v.verify(state.token())
+    assert info.value.status == 503
+
+
+async def test_symmetric_keys_in_a_jwks_are_ignored(idp):
+    state, url = idp
+    secret = "s" * 40
+    state.extra_keys = [{"kty": "oct", "kid": "sym", "k": base64.urlsafe_b64encode(secret.encode()).decode()}]
+    async with httpx.AsyncClient() as client:
+        v = JWTVerifier(settings(jwks_url=url, algorithms=["RS256"]), client)
+        token = state.token(key=secret, alg="HS256", kid="sym")
+        with pytest.raises(AuthenticationFailed):
+            await v.verify(token)
+
+
+async def test_shared_secret_and_public_key_file(tmp_path, rsa_key):
+    secret = "0123456789abcdef0123456789abcdef-hs"
+    async with httpx.AsyncClient() as client:
+        v = JWTVerifier(settings(secret=secret, algorithms=["HS256"]), client)
+        token = jwt.encode(
+            {"iss": ISS, "aud": AUD, "sub": "a", "exp": int(time.time()) + 60}, secret, "HS256"
+        )
+        assert (await v.verify(token)).name == "a"
+
+        pem = tmp_path / "pub.pem"
+        pem.write_bytes(
+            rsa_key.public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+        )
+        v = JWTVerifier(settings(public_key_file=pem, principal_claim="client_id"), client)
+        token = jwt.encode(
+            {"iss": ISS, "aud": AUD, "client_id": "ci", "exp": int(time.time()) + 60}, rsa_key, "RS256"
+        )
+        assert (await v.verify(token)).name == "ci"
+
+
+def test_gateway_accepts_jwt_end_to_end(idp, make_gateway):
+    state, url = idp
+    gw = make_gateway(auth={"jwt": {"issuer": ISS, "audience": AUD, "jwks_url": url}})
+    ok = httpx.get(gw.base_url + "/models", headers={"authorization": f"Bearer {state.token()}"})
+    assert ok.status_code == 200
+    state.up = False
+    bad = httpx.get(gw.base_url + "/models", headers={"authorization": f"Bearer {state.token(aud='x')}"})
+    assert bad.status_code == 401
+    assert bad.json()["error"]["code"] == "invalid_api_key"

@@ -1,0 +1,170 @@
+"""Header handling, request parsing and SSE inspection, as pure functions."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from gateway.config import BackendSettings
+from gateway.errors import InvalidRequest
+from gateway.proxy.body import parse_request, upstream_body
+from gateway.proxy.headers import client_response_headers, upstream_request_headers, valid_request_id
+from gateway.proxy.sse import EventSplitter, inspect_event
+
+BACKEND = BackendSettings(
+    name="d", kind="diffusion", url="http://10.0.0.5:8000", model="m", api_key="backend-secret"
+)
+
+
+def test_request_headers_drop_hop_by_hop_credentials_and_connection_named():
+    client = [
+        ("Authorization", "Bearer gw-client"),
+        ("x-api-key", "gw-client"),
+        ("Connection", "keep-alive, X-Private-Hop"),
+        ("X-Private-Hop", "1"),
+        ("Keep-Alive", "timeout=5"),
+        ("TE", "trailers"),
+        ("Transfer-Encoding", "chunked"),
+        ("Upgrade", "h2c"),
+        ("Proxy-Authorization", "Basic x"),
+        ("Host", "gateway.example"),
+        ("Content-Length", "10"),
+        ("Cookie", "session=1"),
+        ("x-gateway-route", "quality"),
+        ("x-forwarded-for", "1.2.3.4"),
+        ("User-Agent", "OpenAI/Python"),
+        ("Content-Type", "application/json; charset=utf-8"),
+        ("x-request-id", "spoofed"),
+    ]
+    out = upstream_request_headers(client, BACKEND, "rid-1")
+    names = [k.lower() for k, _ in out]
+    assert ("user-agent", "OpenAI/Python") in [(k.lower(), v) for k, v in out]
+    for dropped in (
+        "connection",
+        "x-private-hop",
+        "keep-alive",
+        "te",
+        "transfer-encoding",
+        "upgrade",
+        "proxy-authorization",
+        "host",
+        "content-length",
+        "cookie",
+        "x-gateway-route",
+        "x-api-key",
+        "x-forwarded-for",
+    ):
+        assert dropped not in names
+    assert dict(out)["authorization"] == "Bearer backend-secret"
+    assert names.count("authorization") == 1 and names.count("content-type") == 1
+    assert dict(out)["x-request-id"] == "rid-1"
+
+
+def test_no_backend_key_means_no_authorization_upstream():
+    backend = BACKEND.model_copy(update={"api_key": None})
+    out = upstream_request_headers([("authorization", "Bearer gw-client")], backend, "r")
+    assert "authorization" not in [k for k, _ in out]
+
+
+def test_response_headers_drop_framing_and_hop_by_hop():
+    upstream = [
+        ("content-type", "text/event-stream"),
+        ("content-length", "5"),
+        ("transfer-encoding", "chunked"),
+        ("connection", "close, x-hop"),
+        ("x-hop", "1"),
+        ("server", "uvicorn"),
+        ("x-vllm-thing", "ok"),
+    ]
+    assert client_response_headers(upstream) == [
+        ("content-type", "text/event-stream"),
+        ("x-vllm-thing", "ok"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [("abc-123", True), ("a" * 128, True), ("a" * 129, False), ("x y", False), ("é", False), ("", False)],
+)
+def test_request_id_validation(value, ok):
+    assert valid_request_id(value) is ok
+
+
+def parse(body: bytes | str, endpoint="chat", **kw):
+    data = body.encode() if isinstance(body, str) else body
+    return parse_request(data, endpoint, max_n=kw.get("max_n", 8), max_output_tokens=kw.get("max_out"))
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "param"),
+    [
+        ("{not json", "invalid_json", None),
+        (b'{"model": "\xff\xfe"}', "invalid_encoding", None),
+        ("[1, 2]", "invalid_json", None),
+        ('"text"', "invalid_json", None),
+        ('{"model": "auto"}', "missing_required_parameter", "messages"),
+        ('{"messages": [{"role": "user", "content": "x"}]}', "missing_required_parameter", "model"),
+        ('{"model": 5, "messages": [{"role": "user"}]}', "invalid_type", "model"),
+        ('{"model": "auto", "messages": []}', "invalid_type", "messages"),
+        ('{"model": "auto", "messages": "hi"}', "invalid_type", "messages"),
+        ('{"model": "auto", "messages": [{}], "stream": "yes"}', "invalid_type", "stream"),
+        ('{"model": "auto", "messages": [{}], "n": 50}', "invalid_value", "n"),
+    ],
+)
+def test_bad_bodies_are_400_with_a_code(body, code, param):
+    with pytest.raises(InvalidRequest) as info:
+        parse(body)
+    assert info.value.status == 400 and info.value.code == code and info.value.param == param
+
+
+def test_completions_need_a_prompt_and_max_tokens_can_be_bounded():
+    with pytest.raises(InvalidRequest):
+        parse('{"model": "auto"}', "completions")
+    assert parse('{"model": "auto", "prompt": "x"}', "completions").endpoint == "completions"
+    with pytest.raises(InvalidRequest) as info:
+        parse('{"model": "auto", "messages": [{}], "max_tokens": 5000}', max_out=4096)
+    assert info.value.param == "max_tokens"
+
+
+def test_upstream_body_rewrites_model_and_always_asks_for_usage():
+    req = parse(
+        '{"model": "auto", "messages": [{}], "stream": true,'
+        ' "stream_options": {"continuous_usage_stats": true},'
+        ' "vllm_xargs": {"diffusion_max_steps": 8}, "unknown": {"deep": [1]}}'
+    )
+    assert not req.client_wants_usage
+    body = orjson.loads(upstream_body(req, "backend-model"))
+    assert body["model"] == "backend-model"
+    assert body["stream_options"] == {"continuous_usage_stats": True, "include_usage": True}
+    assert body["vllm_xargs"] == {"diffusion_max_steps": 8} and body["unknown"] == {"deep": [1]}
+    plain = parse('{"model": "auto", "messages": [{}]}')
+    assert "stream_options" not in orjson.loads(upstream_body(plain, "m"))
+    assert parse(
+        '{"model": "a", "messages": [{}], "stream": true, "stream_options": {"include_usage": true}}'
+    ).client_wants_usage
+
+
+def test_event_splitter_handles_events_split_across_reads():
+    s = EventSplitter()
+    assert s.feed(b'data: {"a"') == []
+    assert s.feed(b": 1}\n\ndata: [DO") == [b'data: {"a": 1}\n\n']
+    assert s.feed(b"NE]\n\n: keep-alive\r\n\r\n") == [b"data: [DONE]\n\n", b": keep-alive\r\n\r\n"]
+    assert s.pending == b""
+
+
+def test_inspect_event():
+    assert inspect_event(b"data: [DONE]\n\n").done
+    assert inspect_event(b": keep-alive\n\n").usage is None
+    usage = (
+        b'data: {"id":"x","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":5,'
+        b'"completion_tokens_details":{"reasoning_tokens":2}}}\n\n'
+    )
+    info = inspect_event(usage)
+    assert info.usage_only and info.usage is not None
+    assert (info.usage.prompt_tokens, info.usage.completion_tokens, info.usage.reasoning_tokens) == (3, 5, 2)
+    continuous = inspect_event(b'data: {"choices":[{"delta":{}}],"usage":{"prompt_tokens":1}}\n\n')
+    assert continuous.usage is not None and not continuous.usage_only
+    assert inspect_event(b'data: {"error": {"message": "x"}}\n\n').error == {"message": "x"}
+    assert (
+        inspect_event(b'data: {"choices":[{"delta":{"content":"the \\"usage\\" word"}}]}\n\n').usage is None
+    )
