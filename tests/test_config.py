@@ -131,3 +131,12 @@ def test_secrets_are_masked_in_dumps(tmp_path):
     s = load_settings(write(tmp_path, FULL), environ={})
     assert "upstream-secret-1" not in str(s.model_dump(mode="json"))
     assert "upstream-secret-1" not in repr(s)
+
+
+def test_the_example_file_is_valid_and_the_readme_shows_it_verbatim():
+    root = Path(__file__).resolve().parent.parent
+    example = root / "deploy" / "gateway.example.yaml"
+    s = load_settings(example, environ={})
+    assert [b.name for b in s.backends] == ["diffusion", "autoregressive"]
+    readme = (root / "README.md").read_text()
+    assert "```yaml\n" + example.read_text() + "```" in readme
