@@ -9,7 +9,9 @@ from prometheus_client import CollectorRegistry
 from gateway.app import create_app
 from tests.support import gateway_settings
 
-CHUNK = b'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+CHUNK = (
+    b'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+)
 USAGE = (
     b'data: {"id":"c1","object":"chat.completion.chunk","choices":[],'
     b'"usage":{"prompt_tokens":4,"completion_tokens":2,"total_tokens":6}}\n\n'
@@ -48,7 +50,7 @@ async def relay(parts: list[bytes], include_usage: bool) -> tuple[httpx.Response
 async def test_bytes_are_relayed_untouched_with_keepalives_and_split_events(include_usage):
     whole = b": keep-alive\n\n" + CHUNK + b": keep-alive\n\n" + CHUNK + USAGE + DONE
     # Cut the upstream bytes at awkward places: inside an event, inside "[DONE]".
-    parts = [whole[:7], whole[7:50], whole[50:len(whole) - 5], whole[len(whole) - 5 :]]
+    parts = [whole[:7], whole[7:50], whole[50 : len(whole) - 5], whole[len(whole) - 5 :]]
     r, registry = await relay(parts, include_usage)
     expected = whole if include_usage else whole.replace(USAGE, b"")
     assert r.content == expected
