@@ -125,7 +125,8 @@ def _error_response(exc: GatewayError) -> Response:
 
 
 def _install_error_handlers(app: FastAPI) -> None:
-    """One envelope on every path: our errors, unknown routes, wrong methods, and anything unforeseen."""
+    """One envelope on every path: our errors, unknown routes, wrong methods. Anything unforeseen is caught
+    by RequestContextMiddleware, outside these handlers, so that it too carries the request id."""
 
     async def gateway_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, GatewayError)
@@ -149,17 +150,6 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def validation_error(request: Request, exc: Exception) -> Response:
         return _error_response(InvalidRequest("The request is not valid.", code="invalid_request"))
 
-    async def unexpected(request: Request, exc: Exception) -> Response:
-        record = request.scope.get("state", {}).get("record")
-        log.error(
-            "unhandled error",
-            exc_info=exc,
-            extra={"fields": {"request_id": getattr(record, "request_id", None)}},
-        )
-        error = GatewayError("The server had an error while processing your request.", code="internal_error")
-        return _error_response(error)
-
     app.add_exception_handler(GatewayError, gateway_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
-    app.add_exception_handler(Exception, unexpected)

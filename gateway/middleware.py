@@ -5,6 +5,7 @@ A pure ASGI middleware rather than ``BaseHTTPMiddleware``, which would buffer an
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -12,12 +13,15 @@ from collections.abc import Callable
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.errors import GatewayError
 from gateway.proxy.headers import REQUEST_ID_HEADER, valid_request_id
 from gateway.telemetry.logs import log_request
 from gateway.telemetry.metrics import Metrics
 from gateway.telemetry.record import RequestRecord
 
 __all__ = ["RequestContextMiddleware", "record_of"]
+
+log = logging.getLogger("gateway")
 
 # Probes and scrapes: answered, but neither logged nor counted as traffic.
 _QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -48,14 +52,35 @@ class RequestContextMiddleware:
         scope.setdefault("state", {})["record"] = record
         id_header = (REQUEST_ID_HEADER.encode(), request_id.encode())
 
+        started = False
+
         async def send_with_id(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 record.status = message["status"]
                 message["headers"] = [*message.get("headers", ()), id_header]
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            # The last line of defence: an envelope with the request id, never a stack trace to the client.
+            log.error("unhandled error", exc_info=exc, extra={"fields": {"request_id": request_id}})
+            record.outcome = "server_error"
+            if started:
+                raise  # mid-response: all that is left is to close the connection
+            error = GatewayError(
+                "The server had an error while processing your request.", code="internal_error"
+            )
+            await send_with_id(
+                {
+                    "type": "http.response.start",
+                    "status": 500,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": error.body()})
         finally:
             if scope["path"] not in _QUIET_PATHS:
                 finished = self.clock()

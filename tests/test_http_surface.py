@@ -128,3 +128,24 @@ def test_readyz_is_503_when_no_backend_is_up(tmp_path):
         r = httpx.get(server.url + "/readyz")
     assert r.status_code == 503
     assert r.json()["backends"] == {"diffusion": "unreachable", "autoregressive": "unreachable"}
+
+
+def test_an_unexpected_error_is_a_500_envelope_with_the_request_id(gateway, caplog):
+    state = gateway.server.app.state.gateway
+
+    async def boom(*args, **kwargs):
+        raise RuntimeError("secret internals " + gateway.key)
+
+    original = state.proxy.handle
+    state.proxy.handle = boom
+    try:
+        r = httpx.post(
+            gateway.base_url + "/chat/completions",
+            json={"model": "auto", "messages": HELLO},
+            headers={"authorization": f"Bearer {gateway.key}", "x-request-id": "req-500"},
+        )
+    finally:
+        state.proxy.handle = original
+    assert assert_envelope(r, 500)["code"] == "internal_error"
+    assert r.headers["x-request-id"] == "req-500"
+    assert "secret internals" not in r.text

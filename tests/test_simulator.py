@@ -3,6 +3,7 @@ not on the wall clock)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import httpx
@@ -140,3 +141,31 @@ async def test_fault_header_is_validated():
         headers={"x-sim-fault": "status=200"},
     )
     assert r.status_code == 400
+
+
+def test_requests_beyond_max_concurrency_wait_like_max_num_seqs():
+    from tests.support import ServerThread, wait_for
+
+    app, state = create_simulator(SimulatorSettings(kind="diffusion", profile="instant", max_concurrency=1))
+    body = {"model": model_of("diffusion"), **MSG, "stream": True}
+    with ServerThread(app) as server:
+        import threading
+
+        def call():
+            with contextlib.suppress(httpx.ReadTimeout):
+                httpx.post(
+                    server.url + "/v1/chat/completions",
+                    json=body,
+                    headers={"x-sim-fault": "stall_after=0"},
+                    timeout=1.5,
+                )
+
+        threads = [threading.Thread(target=call) for _ in range(2)]
+        for t in threads:
+            t.start()
+        assert wait_for(lambda: state.running == 1 and state.waiting == 1)
+        metrics = httpx.get(server.url + "/metrics").text
+        assert 'vllm:num_requests_waiting{engine="0",model_name="' in metrics
+        for t in threads:
+            t.join()
+        assert wait_for(lambda: state.running == 0 and state.waiting == 0 and state.cancelled == 2)

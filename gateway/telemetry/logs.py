@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+import traceback
 
 import orjson
 
@@ -31,9 +32,11 @@ class JSONFormatter(logging.Formatter):
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
             entry.update(fields)
-        if record.exc_info and record.levelno >= logging.ERROR:
-            # The exception type only: a traceback's locals and messages can hold request content.
-            entry["exc_type"] = record.exc_info[0].__name__ if record.exc_info[0] else None
+        if record.exc_info and record.exc_info[0] is not None:
+            # The type and where it was raised, not the message: messages can hold request content or keys.
+            entry["exc_type"] = record.exc_info[0].__name__
+            frames = traceback.extract_tb(record.exc_info[2])
+            entry["exc_where"] = [f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno} {f.name}" for f in frames[-5:]]
         return orjson.dumps(entry, default=str).decode()
 
 
