@@ -48,6 +48,8 @@ def configure_logging(level: str) -> None:
     root.setLevel(level.upper())
     # uvicorn's access log writes the raw request line, query string included: ours replaces it.
     logging.getLogger("uvicorn.access").disabled = True
+    # One line per upstream call from httpx duplicates the request log and costs time on the hot path.
+    logging.getLogger("httpx").setLevel(max(root.level, logging.WARNING))
     for name in ("uvicorn", "uvicorn.error"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
