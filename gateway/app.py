@@ -28,6 +28,8 @@ from gateway.config import ConfigError, Settings
 from gateway.errors import GatewayError, InvalidRequest, MethodNotAllowed, NotFound, UpstreamFailure
 from gateway.middleware import RequestContextMiddleware
 from gateway.proxy.handler import BACKEND_HEADER, ProxyHandler
+from gateway.routing.health import probe_forever
+from gateway.routing.state import BackendPool
 from gateway.telemetry.metrics import Metrics
 from gateway.upstream import UpstreamClient
 
@@ -54,6 +56,7 @@ def create_app(
             "create one with `gateway keys create NAME` or set auth.allow_anonymous: true"
         )
     upstream = UpstreamClient(settings.backends, transport=upstream_transport)
+    pool = BackendPool(settings.backends, settings.routing.breaker)
     state = GatewayState(
         settings=settings,
         auth=Authenticator(
@@ -65,7 +68,8 @@ def create_app(
         keys=keys,
         upstream=upstream,
         idp_client=idp_client,
-        proxy=ProxyHandler(settings, upstream),
+        pool=pool,
+        proxy=ProxyHandler(settings, upstream, pool),
         metrics=metrics,
         started_at=int(time.time()),
     )
@@ -75,6 +79,7 @@ def create_app(
         tasks: list[asyncio.Task[None]] = []
         if keys is not None:
             tasks.append(asyncio.create_task(keys.watch(settings.auth.reload_interval)))
+        tasks.append(asyncio.create_task(probe_forever(pool, upstream, settings.routing.health_interval)))
         if verifier is not None and verifier.jwks is not None:
             await verifier.jwks.refresh()  # a failure is logged; cached-or-503 logic takes over
         try:
@@ -119,7 +124,7 @@ def _error_response(exc: GatewayError) -> Response:
     response = Response(exc.body(), status_code=exc.status, media_type="application/json")
     for key, value in exc.headers.items():
         response.headers[key] = value
-    if isinstance(exc, UpstreamFailure) and exc.backend is not None:
+    if isinstance(exc, UpstreamFailure) and exc.backend is not None and BACKEND_HEADER not in exc.headers:
         response.headers[BACKEND_HEADER] = exc.backend
     return response
 

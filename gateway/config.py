@@ -39,6 +39,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from gateway.routing.settings import RoutingSettings
+
 __all__ = [
     "AuthSettings",
     "BackendSettings",
@@ -203,6 +205,7 @@ class Settings(BaseSettings):
     server: ServerSettings = ServerSettings()
     backends: list[BackendSettings] = Field(default_factory=list)
     auth: AuthSettings = AuthSettings()
+    routing: RoutingSettings = RoutingSettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
@@ -219,6 +222,14 @@ class Settings(BaseSettings):
                 raise ValueError("'auto' is reserved for the gateway's own routing")
             seen_names.add(backend.name)
             seen_models.add(backend.model)
+        for rule in self.routing.rules:
+            if rule.backend not in seen_names:
+                raise ValueError(f"routing.rules.{rule.name}: no backend named {rule.backend!r}")
+        for alias, target in self.routing.aliases.items():
+            if target not in seen_names:
+                raise ValueError(f"routing.aliases.{alias}: no backend named {target!r}")
+            if alias in seen_names or alias in seen_models or alias == "auto":
+                raise ValueError(f"routing.aliases.{alias}: the alias hides a backend name or model id")
         return self
 
     def backend(self, name: str) -> BackendSettings:

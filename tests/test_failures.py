@@ -34,7 +34,8 @@ def sse_events(text):
 )
 @pytest.mark.parametrize("stream", [False, True])
 def test_upstream_failure_before_first_byte_is_an_openai_error(gateway, fault, status, code, stream):
-    r = post(gateway, {"model": "auto", "messages": HELLO, "stream": stream}, fault=fault)
+    # Pinned to one backend: no fallback, so the failure itself is what the client sees.
+    r = post(gateway, {"model": "diffusion", "messages": HELLO, "stream": stream}, fault=fault)
     assert r.status_code == status
     error = r.json()["error"]
     assert error["code"] == code
@@ -45,14 +46,14 @@ def test_upstream_failure_before_first_byte_is_an_openai_error(gateway, fault, s
 
 def test_first_byte_timeout_on_a_stream_is_504(make_gateway):
     gw = make_gateway(timeouts={"first_byte": 0.2, "total": 30})
-    r = post(gw, {"model": "auto", "messages": HELLO, "stream": True}, fault="stall_after=0")
+    r = post(gw, {"model": "diffusion", "messages": HELLO, "stream": True}, fault="stall_after=0")
     assert r.status_code == 504
     assert r.json()["error"]["code"] == "backend_timeout"
 
 
 def test_total_timeout_bounds_a_non_streaming_request(make_gateway):
     gw = make_gateway(timeouts={"first_byte": 0.2, "total": 0.3})
-    r = post(gw, {"model": "auto", "messages": HELLO}, fault="delay=5")
+    r = post(gw, {"model": "diffusion", "messages": HELLO}, fault="delay=5")
     assert r.status_code == 504
 
 
@@ -68,7 +69,7 @@ def test_connect_error_is_503(make_gateway, diffusion_sim, ar_sim):
 
     settings = gateway_settings(f"http://127.0.0.1:{port}", ar_sim.url, auth={"allow_anonymous": True})
     with ServerThread(create_app(settings, registry=CollectorRegistry())) as server:
-        r = httpx.post(server.url + "/v1/chat/completions", json={"model": "auto", "messages": HELLO})
+        r = httpx.post(server.url + "/v1/chat/completions", json={"model": "diffusion", "messages": HELLO})
     assert r.status_code == 503
     assert r.json()["error"]["code"] == "backend_unavailable"
 
@@ -107,7 +108,7 @@ def test_backend_refusing_the_gateways_key_is_502_not_401(make_gateway, diffusio
     # No api_key configured for the backends: the simulators (started with --api-key) refuse.
     settings = gateway_settings(diffusion_sim.url, ar_sim.url, auth={"allow_anonymous": True})
     with ServerThread(create_app(settings, registry=CollectorRegistry())) as server:
-        r = httpx.post(server.url + "/v1/chat/completions", json={"model": "auto", "messages": HELLO})
+        r = httpx.post(server.url + "/v1/chat/completions", json={"model": "diffusion", "messages": HELLO})
     assert r.status_code == 502
     assert r.json()["error"]["code"] == "backend_auth"
 

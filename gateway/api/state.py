@@ -13,6 +13,7 @@ from gateway.auth import Authenticator
 from gateway.auth.keys import KeyStore
 from gateway.config import Settings
 from gateway.proxy.handler import ProxyHandler
+from gateway.routing.state import BackendPool
 from gateway.telemetry.metrics import Metrics
 from gateway.upstream import UpstreamClient
 
@@ -26,6 +27,7 @@ class GatewayState:
     keys: KeyStore | None
     upstream: UpstreamClient
     idp_client: httpx.AsyncClient
+    pool: BackendPool
     proxy: ProxyHandler
     metrics: Metrics
     started_at: int

@@ -69,8 +69,14 @@ class Authenticator:
             raise AuthenticationFailed("This API key has been revoked.", reason="revoked")
         if record.expired(self.keys.now()):
             raise AuthenticationFailed("This API key has expired.", reason="expired")
-        models = frozenset(record.models) if record.models is not None else None
-        return Principal(name=record.name, kind="key", models=models)
+        return Principal(
+            name=record.name,
+            kind="key",
+            models=frozenset(record.models) if record.models is not None else None,
+            backends=frozenset(record.backends) if record.backends is not None else None,
+            may_override=record.route_override,
+            speed_tier=record.speed_tier,
+        )
 
 
 def _credential(headers: Headers) -> str | None:

@@ -45,6 +45,9 @@ class KeyRecord(BaseModel):
     created: datetime
     expires: datetime | None = None
     models: list[str] | None = None
+    backends: list[str] | None = None
+    route_override: bool = True
+    speed_tier: str | None = None
     revoked: bool = False
 
     def expired(self, now: datetime) -> bool:

@@ -15,6 +15,12 @@ class Principal:
     kind: Literal["key", "jwt", "anonymous"]
     # Model ids or backend names this principal may ask for (``auto`` included); None means any.
     models: frozenset[str] | None = None
+    # Backend names the router may send this principal's requests to (None: any).
+    backends: frozenset[str] | None = None
+    # Whether it may choose a backend itself (x-gateway-route, an alias); naming a model id always works.
+    may_override: bool = True
+    # A speed tier (routing.speed_tiers) applied to its diffusion requests unless the request asks another.
+    speed_tier: str | None = None
 
     def may_use(self, *names: str) -> bool:
         """True when any of ``names`` (a backend's name and model id, or ``auto``) is allowed."""

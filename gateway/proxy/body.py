@@ -121,10 +121,27 @@ def _missing(name: str) -> InvalidRequest:
     )
 
 
-def upstream_body(request: ProxiedRequest, model: str) -> bytes:
-    """The body for the backend: ``model`` rewritten; on streams, usage always requested."""
-    payload = request.payload
+def upstream_body(
+    request: ProxiedRequest,
+    model: str,
+    *,
+    drop_temperature: bool = False,
+    diffusion_max_steps: int | None = None,
+) -> bytes:
+    """The body for one backend: ``model`` rewritten; on streams, usage always requested; for diffusion,
+    an unsupported temperature dropped when the policy adapts it, and a speed tier's step cap set (it
+    can only lower a cap the request set itself)."""
+    payload = dict(request.payload)  # shallow: each attempt at another backend starts from the original
     payload["model"] = model
+    if drop_temperature:
+        payload.pop("temperature", None)
+    if diffusion_max_steps is not None:
+        xargs = dict(payload["vllm_xargs"]) if isinstance(payload.get("vllm_xargs"), dict) else {}
+        asked = xargs.get("diffusion_max_steps")
+        xargs["diffusion_max_steps"] = (
+            min(asked, diffusion_max_steps) if isinstance(asked, int) else diffusion_max_steps
+        )
+        payload["vllm_xargs"] = xargs
     if request.stream:
         options = payload.get("stream_options")
         options = dict(options) if isinstance(options, dict) else {}

@@ -1,8 +1,20 @@
-"""The routing decision: a pure function, no I/O, that returns its candidates and its reasons.
+"""The routing decision: a pure function of (request, backend states, policy), no I/O, with its reasons.
 
-Reason codes:
-    ``model``    the request named a backend (by its model id or its name);
-    ``default``  ``auto``: the diffusion backend, the first configured one if there is none.
+Order of precedence:
+
+1. explicit choices: the ``x-gateway-route`` header, then ``model`` naming a backend (its model id or
+   name) or an alias. An explicit choice is honoured as given, with no fallback to another backend;
+   only a request that could crash the diffusion engine (images, logprobs) is refused there with a 400;
+2. operator rules from the configuration, first match wins;
+3. the default policy: diffusion-incompatible, tool-heavy and hard requests go to the autoregressive
+   backend, everything else to the diffusion backend.
+
+Then the candidates are ordered by availability (circuit breaker, health) and load (spill-over).
+
+Reason codes (``x-gateway-route``): ``explicit:header``, ``explicit:model``, ``explicit:alias``,
+``rule:<name>``, ``incompatible:<what>``, ``tool-heavy:tools``, ``tool-heavy:tool_choice``,
+``tool-heavy:agent-loop``, ``hard:code``, ``hard:math``, ``hard:reasoning``, ``hard:thinking``,
+``default``, ``adapted:temperature``, ``unavailable:<backend>``, ``spillover``, ``queued``.
 """
 
 from __future__ import annotations
@@ -10,26 +22,220 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gateway.config import BackendSettings
+from gateway.errors import InvalidRequest, NotFound, PermissionDenied
+from gateway.routing.features import CRASHING, RequestFeatures
+from gateway.routing.settings import RoutingSettings, Rule
 
-__all__ = ["AUTO", "Decision", "decide"]
+__all__ = ["AUTO", "BackendView", "Decision", "RouteInput", "decide"]
 
 AUTO = "auto"
 
 
 @dataclass(frozen=True, slots=True)
+class BackendView:
+    """What the decision may know about a backend right now."""
+
+    name: str
+    kind: str
+    model: str
+    max_concurrency: int
+    in_flight: int = 0
+    available: bool = True  # healthy and its circuit breaker lets requests through
+    expected_latency: float = 1.0  # seconds for a typical answer, observed or configured
+
+
+@dataclass(frozen=True, slots=True)
+class RouteInput:
+    model: str
+    features: RequestFeatures
+    principal: str = "anonymous"
+    header_route: str | None = None
+    # Backend names this principal may use (None: all) and whether it may choose one explicitly.
+    allowed_backends: frozenset[str] | None = None
+    may_override: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
-    # Ordered: the first is tried first.
-    candidates: tuple[BackendSettings, ...]
+    candidates: tuple[str, ...]  # backend names, tried in order
     reasons: tuple[str, ...]
+    drop_temperature: bool = False
+    queue: bool = False  # wait for a slot on the first candidate instead of spilling over
 
 
-def decide(model: str, backends: Sequence[BackendSettings]) -> Decision | None:
-    """The backends to try for ``model``, or None when no backend serves it."""
-    if model == AUTO:
-        diffusion = [b for b in backends if b.kind == "diffusion"]
-        return Decision(candidates=((diffusion or list(backends))[0],), reasons=("default",))
+def decide(request: RouteInput, backends: Sequence[BackendView], policy: RoutingSettings) -> Decision:
+    explicit = _explicit(request, backends, policy)
+    if explicit is not None:
+        backend, reason = explicit
+        _check_allowed(request, [backend.name])
+        if not request.may_override and reason != "explicit:model":
+            raise PermissionDenied(
+                "This credential may not choose a route explicitly.", code="route_not_allowed"
+            )
+        reasons = [reason]
+        drop = False
+        if backend.kind == "diffusion":
+            crashing = sorted(set(request.features.incompatible) & CRASHING)
+            if crashing:
+                raise InvalidRequest(
+                    f"{', '.join(crashing)} cannot be sent to the diffusion backend; use model 'auto'.",
+                    code="unsupported_on_backend",
+                )
+            drop = request.features.temperature_unsupported and policy.temperature == "adapt"
+            if drop:
+                reasons.append("adapted:temperature")
+        return Decision(candidates=(backend.name,), reasons=tuple(reasons), drop_temperature=drop)
+
+    target, reasons, may_fall_to_diffusion = _by_policy(request, backends, policy)
+    order = [b for b in backends if b.name == target] + [b for b in backends if b.name != target]
+    candidates = [b for b in order if b.name == target or b.kind != "diffusion" or may_fall_to_diffusion]
+    if request.allowed_backends is not None:
+        candidates = [b for b in candidates if b.name in request.allowed_backends]
+        if not candidates:
+            raise PermissionDenied("This credential may not use any backend that can serve this request.")
+
+    # Availability: a backend whose breaker is open or that fails its health probe goes last.
+    if not candidates[0].available and any(b.available for b in candidates[1:]):
+        reasons.append(f"unavailable:{candidates[0].name}")
+        candidates = [b for b in candidates if b.available] + [b for b in candidates if not b.available]
+
+    queue = False
+    first = candidates[0]
+    if first.kind == "diffusion" and first.in_flight >= first.max_concurrency:
+        others = [b for b in candidates[1:] if b.kind != "diffusion" and b.available]
+        mode = policy.spillover.mode
+        if mode == "reroute" and others and _wait_on(first) > others[0].expected_latency:
+            reasons.append("spillover")
+            candidates = [others[0], *[b for b in candidates if b is not others[0]]]
+        elif mode == "queue":
+            reasons.append("queued")
+            queue = True
+
+    drop = (
+        candidates[0].kind == "diffusion"
+        and request.features.temperature_unsupported
+        and policy.temperature == "adapt"
+    )
+    if drop:
+        reasons.append("adapted:temperature")
+    return Decision(
+        candidates=tuple(b.name for b in candidates),
+        reasons=tuple(reasons),
+        drop_temperature=drop,
+        queue=queue,
+    )
+
+
+def _wait_on(backend: BackendView) -> float:
+    """Expected time to an answer on a full backend: its own latency plus the queue ahead, in batches."""
+    ahead = backend.in_flight - backend.max_concurrency + 1
+    return backend.expected_latency * (1 + ahead / backend.max_concurrency)
+
+
+def _check_allowed(request: RouteInput, names: list[str]) -> None:
+    if request.allowed_backends is not None and not set(names) & request.allowed_backends:
+        raise PermissionDenied(
+            f"This credential may not use the model `{request.model[:200]}`.", param="model"
+        )
+
+
+def _resolve(
+    name: str, backends: Sequence[BackendView], policy: RoutingSettings
+) -> tuple[BackendView, bool] | None:
+    """A backend by model id or name, or by alias (second item True)."""
     for backend in backends:
-        if model in (backend.model, backend.name):
-            return Decision(candidates=(backend,), reasons=("model",))
+        if name in (backend.model, backend.name):
+            return backend, False
+    target = aliases(backends, policy).get(name)
+    if target is not None:
+        for backend in backends:
+            if backend.name == target:
+                return backend, True
     return None
+
+
+def aliases(backends: Sequence[BackendView], policy: RoutingSettings) -> dict[str, str]:
+    if policy.aliases:
+        return policy.aliases
+    out: dict[str, str] = {}
+    for alias, kind in (("fast", "diffusion"), ("quality", "autoregressive")):
+        found = next((b.name for b in backends if b.kind == kind), None)
+        if found is not None:
+            out[alias] = found
+    return out
+
+
+def _explicit(
+    request: RouteInput, backends: Sequence[BackendView], policy: RoutingSettings
+) -> tuple[BackendView, str] | None:
+    if request.header_route:
+        found = _resolve(request.header_route, backends, policy)
+        if found is None:
+            raise InvalidRequest(
+                f"x-gateway-route names no backend or alias: `{request.header_route[:100]}`.",
+                code="unknown_route",
+            )
+        return found[0], "explicit:header"
+    if request.model == AUTO:
+        return None
+    found = _resolve(request.model, backends, policy)
+    if found is None:
+        raise NotFound(
+            f"The model `{request.model[:200]}` does not exist or you do not have access to it.",
+            code="model_not_found",
+            param="model",
+        )
+    return found[0], "explicit:alias" if found[1] else "explicit:model"
+
+
+def _by_policy(
+    request: RouteInput, backends: Sequence[BackendView], policy: RoutingSettings
+) -> tuple[str, list[str], bool]:
+    """The target backend, the reasons, and whether falling back to diffusion is acceptable."""
+    f = request.features
+    diffusion = next((b.name for b in backends if b.kind == "diffusion"), None)
+    autoregressive = next((b.name for b in backends if b.kind == "autoregressive"), None)
+    for rule in policy.rules:
+        if _matches(rule, request):
+            return rule.backend, [f"rule:{rule.name}"], not f.incompatible
+
+    reasons = [f"incompatible:{what}" for what in f.incompatible]
+    if f.temperature_unsupported and policy.temperature == "route":
+        reasons.append("incompatible:temperature")
+    incompatible = bool(reasons)
+    if f.has_tools:
+        reasons.append("tool-heavy:tools")
+    if f.tool_choice_forced:
+        reasons.append("tool-heavy:tool_choice")
+    if f.agent_loop:
+        reasons.append("tool-heavy:agent-loop")
+    for flag, code in (
+        (f.code, "hard:code"),
+        (f.math, "hard:math"),
+        (f.reasoning, "hard:reasoning"),
+        (f.thinking, "hard:thinking"),
+    ):
+        if flag:
+            reasons.append(code)
+    if reasons and autoregressive is not None:
+        return autoregressive, reasons, not incompatible and policy.fallback_to_diffusion
+    target = diffusion or autoregressive or backends[0].name
+    return target, reasons or ["default"], True
+
+
+def _matches(rule: Rule, request: RouteInput) -> bool:
+    w, f = rule.when, request.features
+    checks = (
+        w.principals is None or request.principal in w.principals,
+        w.endpoint is None or w.endpoint == f.endpoint,
+        w.has_tools is None or w.has_tools == f.has_tools,
+        w.code is None or w.code == f.code,
+        w.math is None or w.math == f.math,
+        w.reasoning is None or w.reasoning == f.reasoning,
+        w.thinking is None or w.thinking == f.thinking,
+        w.min_messages is None or f.messages >= w.min_messages,
+        w.max_messages is None or f.messages <= w.max_messages,
+        w.min_prompt_chars is None or f.prompt_chars >= w.min_prompt_chars,
+        w.max_prompt_chars is None or f.prompt_chars <= w.max_prompt_chars,
+    )
+    return all(checks)

@@ -1,0 +1,309 @@
+"""One attempt at one backend, ending in an :class:`Outcome` that the proxy loop acts on.
+
+An attempt never retries by itself: it says whether another backend could do better (``retry``) and
+whether the failure counts against this backend's circuit breaker. Nothing has reached the client when
+an attempt returns, except through the stream it hands back; so a retry is only ever decided before the
+first byte (security.md: never retry once a byte went out).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from starlette.responses import Response
+
+from gateway.config import BackendSettings
+from gateway.errors import GatewayError, UpstreamFailure
+from gateway.proxy.headers import client_response_headers
+from gateway.proxy.sse import DONE, EventSplitter, Usage, error_event, inspect_event
+from gateway.proxy.streaming import RelayStreamResponse
+from gateway.routing.quality import Answer, check_answer
+from gateway.routing.settings import QualitySettings
+from gateway.telemetry.record import RequestRecord
+from gateway.upstream import UpstreamBroken, UpstreamClient, UpstreamError, UpstreamResponse
+
+__all__ = ["Attempt", "Outcome", "raw_response"]
+
+# 499: nginx's code for "client closed request"; nobody receives it, the request log does.
+CLIENT_CLOSED = 499
+_SSE_HEADERS = [("cache-control", "no-cache"), ("x-accel-buffering", "no")]
+
+_FAILURES: dict[str, tuple[int, str, str]] = {
+    "connect": (503, "backend_unavailable", "The backend could not be reached."),
+    "timeout": (504, "backend_timeout", "The backend did not answer in time."),
+    "broken": (502, "backend_error", "The backend's answer was broken off."),
+}
+
+
+@dataclass(slots=True)
+class Outcome:
+    response: Response | None = None
+    error: GatewayError | None = None
+    retry: str | None = None  # why another backend could do better
+    backend_failed: bool = False  # counts against the circuit breaker
+    outcome: str = "ok"  # for the request record
+
+
+def raw_response(data: bytes, status: int, headers: list[tuple[str, str]]) -> Response:
+    response = Response(data, status_code=status)
+    response.raw_headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+    return response
+
+
+@dataclass(slots=True)
+class Attempt:
+    """Everything one attempt needs; ``quality`` is set when the answer is to be checked before it goes out."""
+
+    upstream: UpstreamClient
+    backend: BackendSettings
+    path: str
+    body: bytes
+    headers: list[tuple[str, str]]
+    record: RequestRecord
+    request_payload: dict[str, Any]
+    quality: QualitySettings | None
+    clock: Callable[[], float] = time.perf_counter
+
+    # ---- non-streaming ----------------------------------------------------------------------------------
+
+    async def unary(self) -> Outcome:
+        try:
+            response = await self.upstream.send(
+                self.backend, self.path, body=self.body, headers=self.headers, stream=False
+            )
+            try:
+                data = await response.read()
+            finally:
+                await response.aclose()
+        except UpstreamError as exc:
+            return _failed(exc, self.backend)
+        if response.status != 200:
+            return _status(response.status, data, self.backend)
+        body = _json(data)
+        self.record.usage = Usage.from_json(body.get("usage")) if isinstance(body, dict) else None
+        ok = Outcome(response=raw_response(data, response.status, client_response_headers(response.headers)))
+        if self.quality is not None:
+            rough = check_answer(_answer_of(body), self.request_payload, self.quality)
+            if rough is not None:
+                # Kept in the outcome: with no backend left to retry on, the answer goes out as it is.
+                ok.retry = f"quality:{rough}"
+        return ok
+
+    # ---- streaming ---------------------------------------------------------------------------------------
+
+    async def open_stream(self) -> tuple[Outcome, UpstreamResponse | None, list[bytes]]:
+        """Open the stream and hold its first chunk (more, when the answer is to be checked first).
+
+        Until something is sent, a failure can still be a clean HTTP error or a switch to another backend.
+        """
+        try:
+            response = await self.upstream.send(
+                self.backend, self.path, body=self.body, headers=self.headers, stream=True
+            )
+        except UpstreamError as exc:
+            return _failed(exc, self.backend), None, []
+        try:
+            if response.status != 200:
+                data = await response.read()
+                await response.aclose()
+                return _status(response.status, data, self.backend), None, []
+            held = await self._hold(response)
+        except UpstreamError as exc:
+            await response.aclose()
+            return _failed(exc, self.backend), None, []
+        except BaseException:
+            await response.aclose()
+            raise
+        if not held:
+            await response.aclose()
+            return _failed(UpstreamBroken("empty stream"), self.backend), None, []
+        if self.quality is not None:
+            rough = check_answer(_answer_of_events(held), self.request_payload, self.quality)
+            if rough is not None:
+                # Nothing went out yet: the stream is abandoned and the request runs elsewhere.
+                await response.aclose()
+                return Outcome(retry=f"quality:{rough}", outcome="ok"), None, []
+        return Outcome(), response, held
+
+    async def _hold(self, response: UpstreamResponse) -> list[bytes]:
+        first = await response.next_chunk()
+        held = [first] if first else []
+        if self.quality is None or not held:
+            return held
+        # The diffusion backend sends a whole canvas per chunk: hold until there is visible text to check
+        # or the answer ended (the whole answer, when tools are offered: the call comes in the last canvas).
+        wait_for_end = bool(self.request_payload.get("tools"))
+        while not _checkable(_answer_of_events(held), wait_for_end):
+            chunk = await response.next_chunk()
+            if chunk is None:
+                break
+            held.append(chunk)
+        return held
+
+    def stream_response(
+        self,
+        response: UpstreamResponse,
+        held: list[bytes],
+        client_wants_usage: bool,
+        on_end: Callable[[bool], None],
+    ) -> RelayStreamResponse:
+        headers = [
+            (k, v) for k, v in client_response_headers(response.headers) if k.lower() != "cache-control"
+        ]
+        return RelayStreamResponse(
+            self._relay(response, held, client_wants_usage),
+            status=200,
+            headers=headers + _SSE_HEADERS,
+            on_end=on_end,
+        )
+
+    async def _relay(
+        self, response: UpstreamResponse, held: list[bytes], client_wants_usage: bool
+    ) -> AsyncIterator[bytes]:
+        record = self.record
+        splitter = EventSplitter()
+        pending = list(held)
+        done = False
+        try:
+            while not done:
+                chunk = pending.pop(0) if pending else await response.next_chunk()
+                if chunk is None:
+                    # The backend closed the stream without [DONE]: say so instead of a silent truncation.
+                    raise UpstreamBroken("stream ended early")
+                out: list[bytes] = []
+                for event in splitter.feed(chunk):
+                    info = inspect_event(event)
+                    if info.done:
+                        done = True
+                    elif info.error is not None:
+                        record.outcome = "upstream_broken"
+                        record.error_code = "backend_stream_error"
+                    elif info.usage is not None:
+                        record.usage = info.usage
+                        if info.usage_only and not client_wants_usage:
+                            continue
+                    out.append(event)
+                if out:
+                    if record.ttfb is None:
+                        record.ttfb = self.clock() - record.started
+                    yield b"".join(out)
+        except UpstreamError as exc:
+            record.outcome = f"upstream_{exc.kind}"
+            record.error_code = "backend_stream_interrupted"
+            yield (
+                error_event(
+                    "The backend failed while streaming the answer; the answer is incomplete.",
+                    "server_error",
+                    "backend_stream_interrupted",
+                )
+                + DONE
+            )
+        finally:
+            await response.aclose()
+
+
+def _json(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _answer_of(body: Any) -> Answer:
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return Answer(finished=True)
+    choice = choices[0]
+    if isinstance(choice.get("message"), dict):
+        return Answer.from_message(choice["message"])
+    return Answer(content=str(choice.get("text") or ""), finished=True)
+
+
+def _answer_of_events(chunks: list[bytes]) -> Answer:
+    """The answer so far, from the held SSE bytes (chat deltas or completion texts)."""
+    answer = Answer()
+    calls: dict[int, list[str]] = {}
+    for event in EventSplitter().feed(b"".join(chunks)):
+        if not event.startswith(b"data:"):
+            continue
+        data = event[5:].strip()
+        if data == b"[DONE]":
+            answer.finished = True
+            continue
+        obj = _json(data)
+        choices = obj.get("choices") if isinstance(obj, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            continue
+        choice = choices[0]
+        if choice.get("finish_reason"):
+            answer.finished = True
+        delta = choice.get("delta")
+        if not isinstance(delta, dict):
+            answer.content += str(choice.get("text") or "")
+            continue
+        answer.content += str(delta.get("content") or "")
+        answer.reasoning += str(delta.get("reasoning") or delta.get("reasoning_content") or "")
+        for call in delta.get("tool_calls") or ():
+            if not isinstance(call, dict):
+                continue
+            slot = calls.setdefault(int(call.get("index") or 0), ["", ""])
+            raw = call.get("function")
+            function: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            slot[0] += str(function.get("name") or "")
+            slot[1] += str(function.get("arguments") or "")
+    answer.tool_calls = [(name, args) for _, (name, args) in sorted(calls.items())]
+    return answer
+
+
+def _checkable(answer: Answer, wait_for_end: bool) -> bool:
+    if answer.finished:
+        return True
+    return not wait_for_end and bool(answer.content or answer.reasoning or answer.tool_calls)
+
+
+def _failed(exc: UpstreamError, backend: BackendSettings) -> Outcome:
+    status, code, message = _FAILURES.get(exc.kind, _FAILURES["broken"])
+    error = UpstreamFailure(message, status=status, code=code, backend=backend.name)
+    return Outcome(error=error, retry=exc.kind, backend_failed=True, outcome=f"upstream_{exc.kind}")
+
+
+def _status(status: int, data: bytes, backend: BackendSettings) -> Outcome:
+    """A backend's non-200 answer: the caller's own mistakes pass through; the backend's do not."""
+    if status in (401, 403):
+        # The backend refused the gateway's own key: a misconfiguration, not the caller's fault.
+        error = UpstreamFailure(
+            "The backend refused the gateway's credentials.",
+            status=502,
+            code="backend_auth",
+            backend=backend.name,
+        )
+        return Outcome(error=error, retry="backend_auth", backend_failed=True, outcome="upstream_status")
+    if status >= 500:
+        error = UpstreamFailure(
+            "The backend failed to answer the request.",
+            status=503 if status == 503 else 502,
+            code="backend_error",
+            backend=backend.name,
+        )
+        return Outcome(error=error, retry=f"status_{status}", backend_failed=True, outcome="upstream_status")
+    response = raw_response(_envelope(data, status), status, [("content-type", "application/json")])
+    if status == 429:
+        # The backend is overloaded, not broken: another may answer; the breaker is left alone.
+        return Outcome(response=response, retry="status_429", outcome="upstream_status")
+    return Outcome(response=response, outcome="client_error")
+
+
+def _envelope(data: bytes, status: int) -> bytes:
+    """vLLM's error body if it already is an OpenAI envelope, else one built around its message."""
+    body = _json(data)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return data
+    message = body.get("message") if isinstance(body, dict) else None
+    if not isinstance(message, str):
+        message = f"The backend rejected the request (HTTP {status})."
+    error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+    return orjson.dumps({"error": error})

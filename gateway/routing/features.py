@@ -1,0 +1,172 @@
+"""What the routing policy looks at in a request, read once, without I/O.
+
+Only the newest user turn is scanned with regular expressions (bounded to ``_SCAN_CHARS``); the history is
+checked with cheap substring tests, so a long multi-turn conversation costs little more than a short one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CRASHING", "INCOMPATIBLE_PARAMS", "RequestFeatures", "extract_features"]
+
+# Sampling parameters the diffusion backend answers with a 400 (backends.md).
+INCOMPATIBLE_PARAMS = ("seed", "min_p", "min_tokens", "logit_bias", "bad_words", "allowed_token_ids")
+# Features that have crashed the diffusion engine (vLLM #56712 images, #45689 logprobs): never sent there.
+CRASHING = frozenset({"image", "logprobs"})
+
+_SCAN_CHARS = 8000
+
+_CODE = re.compile(
+    r"```"
+    r"|\bdef \w+\s*\(|\bfunction\s+\w+\s*\(|\bclass \w+\s*[:({]|\bfn \w+\s*\(|#include\s*<"
+    r"|\bpublic (?:static )?\w+ \w+\s*\(|\bconst \w+\s*=\s*\(|=>\s*\{|\bimport \w+|\bSELECT\b.+\bFROM\b"
+    r"|Traceback \(most recent call last\)|\bat [\w.$]+\([\w.]+:\d+\)|Exception in thread|panicked at"
+    r"|\berror\[E\d{4}\]|\bSegmentation fault|\bTypeError:|\bValueError:|\bNullPointerException",
+)
+_CODE_VERBS = re.compile(
+    r"\b(?:write|implement|debug|refactor|fix|optimi[sz]e|port|rewrite|review|code up)\b"
+    r"(?:\W+\w+){0,6}?\W+"
+    r"(?:function|method|class|script|program|code|bug|api|endpoint|query|sql|regex|regexp|algorithm|module"
+    r"|unit tests?|python|javascript|typescript|rust|golang|java|c\+\+|bash|shell|dockerfile|makefile"
+    r"|kubernetes|yaml|json schema|compiler|parser|library)\b",
+    re.IGNORECASE,
+)
+_MATH = re.compile(
+    r"\\(?:frac|int|sum|sqrt|lim|begin\{(?:align|equation)|mathbb)|\$\$"
+    r"|\b(?:prove|proof|theorem|lemma|corollary|derivative|integral|differentiate|eigen\w*|polynomial"
+    r"|solve for|equation|inequality|probability that|modulo|prime factor\w*|combinatori\w*)\b"
+    r"|\d\s*[\^]\s*\d|\b\d+\s*[*/]\s*\d+\s*[-+*/=]",
+    re.IGNORECASE,
+)
+_REASONING = re.compile(
+    r"\b(?:step[- ]by[- ]step|think (?:carefully|hard|it through)|reason (?:through|about)|multi-step"
+    r"|work out|figure out why|explain why|walk me through|derive|puzzle|riddle|logic problem"
+    r"|trade-?offs? between|pros and cons of .+ versus)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFeatures:
+    endpoint: str
+    has_tools: bool = False
+    tool_choice_forced: bool = False  # "required" or a named function
+    agent_loop: bool = False  # tool results or tool calls already in the conversation
+    code: bool = False
+    math: bool = False
+    reasoning: bool = False
+    thinking: bool = False  # chat_template_kwargs.enable_thinking or reasoning_effort
+    structured_output: bool = False
+    image: bool = False
+    logprobs: bool = False
+    sampling: tuple[str, ...] = ()  # unsupported sampling parameters present
+    temperature: float | None = None
+    messages: int = 0
+    prompt_chars: int = 0
+
+    @property
+    def incompatible(self) -> tuple[str, ...]:
+        """What the diffusion backend rejects or has crashed on (temperature is handled apart)."""
+        out = list(self.sampling)
+        if self.structured_output:
+            out.append("structured_output")
+        if self.image:
+            out.append("image")
+        if self.logprobs:
+            out.append("logprobs")
+        return tuple(out)
+
+    @property
+    def temperature_unsupported(self) -> bool:
+        return self.temperature is not None and self.temperature != 1.0
+
+
+def _text(content: Any) -> tuple[str, bool]:
+    """The text of a message's content, and whether it holds an image."""
+    if isinstance(content, str):
+        return content, False
+    if not isinstance(content, list):
+        return "", False
+    parts: list[str] = []
+    image = False
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind in ("image_url", "input_image", "image", "video_url", "input_video"):
+            image = True
+        text = part.get("text")
+        if isinstance(text, str):
+            parts.append(text)
+    return "\n".join(parts), image
+
+
+def extract_features(payload: dict[str, Any], endpoint: str) -> RequestFeatures:
+    tools = payload.get("tools")
+    has_tools = isinstance(tools, list) and len(tools) > 0
+    choice = payload.get("tool_choice")
+    forced = choice == "required" or (isinstance(choice, dict) and choice.get("type") == "function")
+
+    agent_loop = False
+    image = False
+    history_code = False
+    last_user = ""
+    prompt_chars = 0
+    messages = payload.get("messages")
+    count = 0
+    if isinstance(messages, list):
+        count = len(messages)
+        for message in messages:
+            if not isinstance(message, dict):
+                continue
+            role = message.get("role")
+            if role in ("tool", "function") or message.get("tool_calls"):
+                agent_loop = True
+            text, has_image = _text(message.get("content"))
+            image = image or has_image
+            prompt_chars += len(text)
+            if role == "user":
+                last_user = text
+            elif "```" in text:
+                history_code = True
+    else:
+        prompt = payload.get("prompt")
+        last_user = prompt if isinstance(prompt, str) else " ".join(str(p) for p in prompt or ())
+        prompt_chars = len(last_user)
+
+    scan = last_user[:_SCAN_CHARS]
+    kwargs = payload.get("chat_template_kwargs")
+    effort = payload.get("reasoning_effort")
+    thinking = (isinstance(kwargs, dict) and kwargs.get("enable_thinking") is True) or (
+        isinstance(effort, str) and effort not in ("none", "minimal")
+    )
+    response_format = payload.get("response_format")
+    structured = (
+        isinstance(response_format, dict) and response_format.get("type") in ("json_schema", "json_object")
+    ) or any(
+        payload.get(k) is not None
+        for k in ("structured_outputs", "guided_json", "guided_regex", "guided_choice", "guided_grammar")
+    )
+    temperature = payload.get("temperature")
+    return RequestFeatures(
+        endpoint=endpoint,
+        has_tools=has_tools,
+        tool_choice_forced=forced,
+        agent_loop=agent_loop,
+        code=history_code or bool(_CODE.search(scan) or _CODE_VERBS.search(scan)),
+        math=bool(_MATH.search(scan)),
+        reasoning=bool(_REASONING.search(scan)),
+        thinking=thinking,
+        structured_output=structured,
+        image=image,
+        logprobs=bool(payload.get("logprobs")) or payload.get("top_logprobs") is not None,
+        sampling=tuple(k for k in INCOMPATIBLE_PARAMS if payload.get(k) is not None),
+        temperature=float(temperature)
+        if isinstance(temperature, int | float) and not isinstance(temperature, bool)
+        else None,
+        messages=count,
+        prompt_chars=prompt_chars,
+    )
