@@ -77,6 +77,14 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--config", type=Path)
         p.set_defaults(func=func)
 
+    p = sub.add_parser("route", help="show where a request body would be routed, without sending it")
+    p.add_argument("file", type=Path, help="a chat or completions request body (JSON); - for stdin")
+    p.add_argument("--config", type=Path)
+    p.add_argument(
+        "--header", action="append", default=[], metavar="NAME:VALUE", help="e.g. x-gateway-route:fast"
+    )
+    p.set_defaults(func=_route)
+
     p = sub.add_parser("check-config", help="validate a configuration and print it, secrets masked")
     p.add_argument("--config", type=Path)
     p.set_defaults(func=_check_config)
@@ -104,6 +112,34 @@ def _check_config(args: argparse.Namespace) -> int:
     create_app(settings)  # also loads the key file and JWT key material, as serve would
     print("configuration is valid; resolved to:")
     print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False), end="")
+    return 0
+
+
+def _route(args: argparse.Namespace) -> int:
+    import orjson
+    from starlette.datastructures import Headers
+
+    from gateway.auth.principal import Principal
+    from gateway.errors import GatewayError
+    from gateway.proxy.body import Endpoint, parse_request
+    from gateway.proxy.handler import describe, plan_route
+    from gateway.routing.state import BackendPool
+
+    settings = load_settings(args.config)
+    body = sys.stdin.buffer.read() if str(args.file) == "-" else args.file.read_bytes()
+    headers = Headers({k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in args.header)})
+    endpoint: Endpoint = "completions" if b'"prompt"' in body and b'"messages"' not in body else "chat"
+    try:
+        parsed = parse_request(body, endpoint, max_n=settings.server.max_n, max_output_tokens=None)
+        views = BackendPool(settings.backends, settings.routing.breaker).views()
+        decision, steps = plan_route(
+            settings, views, parsed, headers, Principal(name="cli", kind="anonymous")
+        )
+    except GatewayError as exc:
+        print(exc.body().decode(), file=sys.stderr)
+        return 1
+    backends = {b.name: b for b in settings.backends}
+    print(orjson.dumps(describe(decision, steps, backends), option=orjson.OPT_INDENT_2).decode())
     return 0
 
 

@@ -49,3 +49,12 @@ async def models(request: Request) -> Response:
                 {"id": backend.model, "object": "model", "created": created, "owned_by": backend.name}
             )
     return state.json({"object": "list", "data": data})
+
+
+@router.post("/v1/gateway/route")
+async def explain_route(request: Request) -> Response:
+    """The routing decision for a request body, without sending it anywhere."""
+    state: GatewayState = request.app.state.gateway
+    principal = await state.auth.authenticate(request.headers)
+    record_of(request.scope).principal = principal.name
+    return state.json(await state.proxy.explain(request, principal))

@@ -27,7 +27,7 @@ from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
 from gateway.proxy.body import Endpoint, ProxiedRequest, parse_request, read_body, upstream_body
 from gateway.proxy.headers import upstream_request_headers
 from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
-from gateway.routing import AUTO, Decision, RouteInput, decide, extract_features
+from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
 from gateway.routing.state import BackendPool, BackendState
 from gateway.telemetry.record import RequestRecord
 from gateway.upstream import UpstreamClient
@@ -57,41 +57,21 @@ class ProxyHandler:
         self._pool = pool
         self._clock = clock
 
-    # ---- the decision, shared with POST /v1/gateway/route ---------------------------------------------
+    # ---- the decision, shared with POST /v1/gateway/route and `gateway route` ----------------------------
 
     def plan(
         self, parsed: ProxiedRequest, headers: Headers, principal: Principal
     ) -> tuple[Decision, int | None]:
-        """The routing decision for a parsed request, and the diffusion step cap of its speed tier."""
-        features = extract_features(parsed.payload, parsed.endpoint)
-        decision = decide(
-            RouteInput(
-                model=parsed.model,
-                features=features,
-                principal=principal.name,
-                header_route=headers.get(ROUTE_HEADER),
-                allowed_backends=principal.backends,
-                may_override=principal.may_override,
-            ),
-            self._pool.views(),
-            self._policy,
-        )
-        first = self._backends[decision.candidates[0]]
-        asked = (AUTO,) if parsed.model == AUTO else (first.name, first.model, parsed.model)
-        if not principal.may_use(*asked):
-            raise PermissionDenied(
-                f"This credential may not use the model `{parsed.model[:200]}`.", param="model"
-            )
-        tier = headers.get(SPEED_HEADER) or principal.speed_tier
-        steps = None
-        if tier is not None:
-            steps = self._policy.speed_tiers.get(tier)
-            if steps is None:
-                known = ", ".join(sorted(self._policy.speed_tiers)) or "none"
-                raise InvalidRequest(
-                    f"Unknown speed tier `{tier[:50]}` (known: {known}).", code="unknown_speed_tier"
-                )
-        return decision, steps
+        return plan_route(self._settings, self._pool.views(), parsed, headers, principal)
+
+    async def explain(self, request: Request, principal: Principal) -> dict[str, object]:
+        """What ``handle`` would do with this body, as JSON: POST /v1/gateway/route."""
+        server = self._settings.server
+        body = await read_body(request, server.max_body_bytes)
+        endpoint: Endpoint = "completions" if b'"prompt"' in body and b'"messages"' not in body else "chat"
+        parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
+        decision, steps = self.plan(parsed, request.headers, principal)
+        return describe(decision, steps, self._backends)
 
     # ---- the proxy loop ---------------------------------------------------------------------------------
 
@@ -257,3 +237,55 @@ def _why(
         headers[FALLBACK_HEADER] = ",".join(fallbacks)
         record.extra["fallback"] = fallbacks
     return headers
+
+
+def plan_route(
+    settings: Settings,
+    views: list[BackendView],
+    parsed: ProxiedRequest,
+    headers: Headers,
+    principal: Principal,
+) -> tuple[Decision, int | None]:
+    """The routing decision for a parsed request, and the diffusion step cap of its speed tier."""
+    policy = settings.routing
+    features = extract_features(parsed.payload, parsed.endpoint)
+    decision = decide(
+        RouteInput(
+            model=parsed.model,
+            features=features,
+            principal=principal.name,
+            header_route=headers.get(ROUTE_HEADER),
+            allowed_backends=principal.backends,
+            may_override=principal.may_override,
+        ),
+        views,
+        policy,
+    )
+    first = settings.backend(decision.candidates[0])
+    asked = (AUTO,) if parsed.model == AUTO else (first.name, first.model, parsed.model)
+    if not principal.may_use(*asked):
+        raise PermissionDenied(
+            f"This credential may not use the model `{parsed.model[:200]}`.", param="model"
+        )
+    tier = headers.get(SPEED_HEADER) or principal.speed_tier
+    if tier is None:
+        return decision, None
+    steps = policy.speed_tiers.get(tier)
+    if steps is None:
+        known = ", ".join(sorted(policy.speed_tiers)) or "none"
+        raise InvalidRequest(f"Unknown speed tier `{tier[:50]}` (known: {known}).", code="unknown_speed_tier")
+    return decision, steps
+
+
+def describe(
+    decision: Decision, steps: int | None, backends: dict[str, BackendSettings]
+) -> dict[str, object]:
+    return {
+        "backend": decision.candidates[0],
+        "model": backends[decision.candidates[0]].model,
+        "candidates": list(decision.candidates),
+        "reasons": list(decision.reasons),
+        "drop_temperature": decision.drop_temperature,
+        "queue": decision.queue,
+        "diffusion_max_steps": steps,
+    }

@@ -206,8 +206,12 @@ class _Simulator:
             return _vllm_error("Request body must be an object.", 400, "BadRequestError")
         self.state.last_headers = dict(request.headers)
         self.state.last_body = payload
+        # x-sim-fault-<kind> targets one kind of backend, x-sim-fault every backend the request reaches.
+        header = request.headers.get(f"{FAULT_HEADER}-{self.settings.kind}") or request.headers.get(
+            FAULT_HEADER
+        )
         try:
-            fault = Fault.parse(request.headers[FAULT_HEADER]) if FAULT_HEADER in request.headers else None
+            fault = Fault.parse(header) if header else None
         except ValidationError as exc:
             return _vllm_error(f"bad {FAULT_HEADER}: {exc.errors()[0]['msg']}", 400, "BadRequestError")
         fault = fault or self.settings.fault or Fault()
@@ -218,9 +222,8 @@ class _Simulator:
             )
         if self.settings.kind == "diffusion" and (rejected := _reject_for_diffusion(payload)) is not None:
             return rejected
-        plan = make_plan(
-            payload, self.settings, orjson.dumps(payload.get("messages", payload.get("prompt"))).decode()
-        )
+        seed = orjson.dumps(payload.get("messages", payload.get("prompt"))).decode()
+        plan = make_plan(payload, self.settings, seed, fault.rough)
         if plan.prompt_tokens > self.settings.max_model_len:
             return _vllm_error(
                 f"This model's maximum context length is {self.settings.max_model_len} tokens. However, your "

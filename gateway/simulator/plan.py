@@ -85,7 +85,9 @@ def _max_tokens(payload: dict[str, Any]) -> int | None:
     return None
 
 
-def make_plan(payload: dict[str, Any], settings: SimulatorSettings, request_seed: str) -> Plan:
+def make_plan(
+    payload: dict[str, Any], settings: SimulatorSettings, request_seed: str, rough: str | None = None
+) -> Plan:
     rng = make_rng(settings.kind, request_seed)
     function = _tool_to_call(payload)
     reasoning = words(rng, rng.randint(40, 160)) if _thinking(payload) else []
@@ -98,6 +100,8 @@ def make_plan(payload: dict[str, Any], settings: SimulatorSettings, request_seed
             "name": str(function.get("name", "tool")),
             "arguments": orjson.dumps(args).decode(),
         }
+    if rough is not None:
+        content, reasoning, tool_call = _roughen(rough, content or words(rng, 30), reasoning, tool_call)
     finish = "tool_calls" if tool_call is not None else "stop"
     limit = _max_tokens(payload)
     if limit is not None and len(reasoning) + len(content) > limit:
@@ -125,6 +129,25 @@ def make_plan(payload: dict[str, Any], settings: SimulatorSettings, request_seed
             max_steps = min(max(asked_steps, 1), settings.max_denoising_steps)  # can only lower it
         plan.canvases = _canvases(plan, rng, max_steps)
     return plan
+
+
+def _roughen(
+    rough: str, content: list[str], reasoning: list[str], tool_call: dict[str, Any] | None
+) -> tuple[list[str], list[str], dict[str, Any] | None]:
+    """Turn a good answer into the kind of rough one the diffusion backend has been seen to give."""
+    if rough == "markup":
+        return ["<|channel>", "thought", *content], reasoning, tool_call
+    if rough == "empty":
+        return [], reasoning, None
+    if rough == "repetition":
+        return [" the", " same", " words", " again"] * 20, reasoning, None
+    if rough == "no_tool":
+        return content, reasoning, None
+    if tool_call is not None and rough == "tool_json":
+        return [], reasoning, {**tool_call, "arguments": tool_call["arguments"][:-2]}
+    if tool_call is not None and rough == "tool_args":
+        return [], reasoning, {**tool_call, "arguments": "{}"}
+    return content, reasoning, tool_call
 
 
 def _canvases(plan: Plan, rng: Any, max_steps: int) -> list[Canvas]:

@@ -53,6 +53,8 @@ class Fault(BaseModel):
     drop_after: int | None = Field(None, ge=0)  # close the connection without finishing the body
     error_after: int | None = Field(None, ge=0)  # in-band error event, then [DONE]
     stall_after: int | None = Field(None, ge=0)  # stop sending, keep the connection open
+    # A rough answer, as the gemma4 parser has produced on diffusion output (backends.md).
+    rough: Literal["markup", "empty", "tool_json", "tool_args", "no_tool", "repetition"] | None = None
 
     @classmethod
     def parse(cls, header: str) -> Fault:
