@@ -1,0 +1,192 @@
+"""The routing decision, table-driven: a pure function of (request, backend states, policy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gateway.errors import InvalidRequest, NotFound, PermissionDenied
+from gateway.routing import BackendView, RouteInput, decide, extract_features
+from gateway.routing.settings import RoutingSettings
+
+D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4, expected_latency=0.9)
+A = BackendView(name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256, expected_latency=2.9)
+POLICY = RoutingSettings()
+TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def route(payload: dict[str, Any], *, model: str = "auto", backends=(D, A), policy=POLICY, **kw: Any):
+    features = extract_features(payload, "chat" if "messages" in payload else "completions")
+    return decide(RouteInput(model=model, features=features, **kw), list(backends), policy)
+
+
+CASES: list[tuple[str, dict[str, Any], str, set[str]]] = [
+    ("chit-chat", user("Hi! How was your weekend?"), "diffusion", {"default"}),
+    ("summary", user("Summarise this paragraph in one line: the meeting moved to Tuesday."), "diffusion",
+     {"default"}),
+    ("tools offered", {**user("What's the weather?"), "tools": [TOOL]}, "autoregressive", {"tool-heavy:tools"}),
+    ("tool_choice required", {**user("x"), "tools": [TOOL], "tool_choice": "required"}, "autoregressive",
+     {"tool-heavy:tools", "tool-heavy:tool_choice"}),
+    ("named tool", {**user("x"), "tools": [TOOL], "tool_choice": {"type": "function", "function": {"name": "f"}}},
+     "autoregressive", {"tool-heavy:tools", "tool-heavy:tool_choice"}),
+    ("agent loop", {"messages": [{"role": "user", "content": "go"},
+                                 {"role": "assistant", "tool_calls": [{"id": "1", "type": "function",
+                                                                       "function": {"name": "f", "arguments": "{}"}}]},
+                                 {"role": "tool", "tool_call_id": "1", "content": "42"}]},
+     "autoregressive", {"tool-heavy:agent-loop"}),
+    ("code block", user("Why does this fail?\n```python\nprint(x)\n```"), "autoregressive", {"hard:code"}),
+    ("write a function", user("Write a function that merges two sorted lists"), "autoregressive", {"hard:code"}),
+    ("refactor", user("Please refactor my Rust parser for speed"), "autoregressive", {"hard:code"}),
+    ("stack trace", user("Traceback (most recent call last):\n  File \"a.py\"\nKeyError: 'x'"), "autoregressive",
+     {"hard:code"}),
+    ("signature", user("what does def merge(a, b): return a do"), "autoregressive", {"hard:code"}),
+    ("proof", user("Prove that the square root of 2 is irrational."), "autoregressive", {"hard:math"}),
+    ("latex", user("Compute \\int_0^1 x^2 dx"), "autoregressive", {"hard:math"}),
+    ("multi-step", user("Think step by step: which train arrives first?"), "autoregressive", {"hard:reasoning"}),
+    ("thinking on", {**user("hi"), "chat_template_kwargs": {"enable_thinking": True}}, "autoregressive",
+     {"hard:thinking"}),
+    ("reasoning_effort", {**user("hi"), "reasoning_effort": "high"}, "autoregressive", {"hard:thinking"}),
+    ("thinking off", {**user("hi"), "chat_template_kwargs": {"enable_thinking": False}}, "diffusion", {"default"}),
+    ("json schema", {**user("hi"), "response_format": {"type": "json_schema", "json_schema": {}}}, "autoregressive",
+     {"incompatible:structured_output"}),
+    ("logprobs", {**user("hi"), "logprobs": True}, "autoregressive", {"incompatible:logprobs"}),
+    ("seed", {**user("hi"), "seed": 3}, "autoregressive", {"incompatible:seed"}),
+    ("logit_bias", {**user("hi"), "logit_bias": {"1": 1}}, "autoregressive", {"incompatible:logit_bias"}),
+    ("min_p", {**user("hi"), "min_p": 0.1}, "autoregressive", {"incompatible:min_p"}),
+    ("min_tokens", {**user("hi"), "min_tokens": 3}, "autoregressive", {"incompatible:min_tokens"}),
+    ("bad_words", {**user("hi"), "bad_words": ["x"]}, "autoregressive", {"incompatible:bad_words"}),
+    ("allowed_token_ids", {**user("hi"), "allowed_token_ids": [1]}, "autoregressive",
+     {"incompatible:allowed_token_ids"}),
+    ("image", {"messages": [{"role": "user", "content": [{"type": "text", "text": "what is this"},
+                                                         {"type": "image_url", "image_url": {"url": "x"}}]}]},
+     "autoregressive", {"incompatible:image"}),
+    ("temperature adapted", {**user("hi"), "temperature": 0.2}, "diffusion", {"default", "adapted:temperature"}),
+    ("temperature 1.0", {**user("hi"), "temperature": 1.0}, "diffusion", {"default"}),
+    ("completions prompt", {"prompt": "Once upon a time"}, "diffusion", {"default"}),
+]
+
+
+@pytest.mark.parametrize(("name", "payload", "backend", "reasons"), CASES, ids=[c[0] for c in CASES])
+def test_default_policy(name, payload, backend, reasons):
+    decision = route(payload)
+    assert decision.candidates[0] == backend
+    assert set(decision.reasons) == reasons
+
+
+def test_incompatible_requests_never_fall_back_to_diffusion():
+    assert route({**user("hi"), "seed": 1}).candidates == ("autoregressive",)
+    assert route({**user("Write a python function")}).candidates == ("autoregressive", "diffusion")
+    no_fallback = RoutingSettings(fallback_to_diffusion=False)
+    assert route(user("Write a python function"), policy=no_fallback).candidates == ("autoregressive",)
+
+
+def test_temperature_can_be_routed_instead_of_adapted():
+    decision = route({**user("hi"), "temperature": 0.3}, policy=RoutingSettings(temperature="route"))
+    assert decision.candidates == ("autoregressive",) and "incompatible:temperature" in decision.reasons
+    assert not decision.drop_temperature
+    assert route({**user("hi"), "temperature": 0.3}).drop_temperature
+
+
+@pytest.mark.parametrize(
+    ("kw", "backend", "reason"),
+    [
+        ({"model": "g4"}, "autoregressive", "explicit:model"),
+        ({"model": "diffusion"}, "diffusion", "explicit:model"),
+        ({"model": "fast"}, "diffusion", "explicit:alias"),
+        ({"model": "quality"}, "autoregressive", "explicit:alias"),
+        ({"header_route": "quality"}, "autoregressive", "explicit:header"),
+        ({"header_route": "diffusion", "model": "g4"}, "diffusion", "explicit:header"),
+    ],
+)
+def test_explicit_choices_win_without_fallback(kw, backend, reason):
+    decision = route(user("Write a python function"), **kw)  # hard by policy, but explicit wins
+    assert decision.candidates == (backend,) and decision.reasons[0] == reason
+
+
+def test_explicit_errors():
+    with pytest.raises(NotFound):
+        route(user("hi"), model="gpt-17")
+    with pytest.raises(InvalidRequest):
+        route(user("hi"), header_route="nowhere")
+    with pytest.raises(InvalidRequest, match="image"):
+        route({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+              model="diffusion")
+    with pytest.raises(PermissionDenied):
+        route(user("hi"), header_route="quality", may_override=False)
+    assert route(user("hi"), model="g4", may_override=False).candidates == ("autoregressive",)
+
+
+def test_principal_backend_restrictions():
+    assert route(user("Write a python function"), allowed_backends=frozenset({"diffusion"})).candidates == (
+        "diffusion",
+    )
+    with pytest.raises(PermissionDenied):
+        route({**user("hi"), "seed": 1}, allowed_backends=frozenset({"diffusion"}))
+    with pytest.raises(PermissionDenied):
+        route(user("hi"), model="g4", allowed_backends=frozenset({"diffusion"}))
+
+
+def test_operator_rules_run_first():
+    policy = RoutingSettings.model_validate(
+        {"rules": [
+            {"name": "bots-fast", "when": {"principals": ["telegram"]}, "backend": "diffusion"},
+            {"name": "long-chats", "when": {"min_messages": 3}, "backend": "autoregressive"},
+        ]}
+    )
+    decision = route(user("Write a python function"), policy=policy, principal="telegram")
+    assert decision.candidates[0] == "diffusion" and decision.reasons == ("rule:bots-fast",)
+    long = {"messages": [{"role": "user", "content": "hi"}] * 3}
+    assert route(long, policy=policy).reasons == ("rule:long-chats",)
+    assert route(user("hi"), policy=policy).reasons == ("default",)
+
+
+def test_unavailable_backend_goes_last():
+    down = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4, available=False)
+    decision = route(user("hi"), backends=(down, A))
+    assert decision.candidates == ("autoregressive", "diffusion")
+    assert "unavailable:diffusion" in decision.reasons
+
+
+@pytest.mark.parametrize(
+    ("in_flight", "ar_latency", "expected"),
+    [
+        (3, 2.9, "diffusion"),  # a free slot
+        (4, 2.9, "diffusion"),  # full, but waiting one batch (1.1 s) still beats the AR backend (2.9 s)
+        (12, 2.9, "autoregressive"),  # 9 ahead: ~3.2 s > 2.9 s
+        (12, 10.0, "diffusion"),  # the AR backend is slower still
+    ],
+)
+def test_spillover_compares_the_wait_with_the_other_backend(in_flight, ar_latency, expected):
+    d = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4, in_flight=in_flight,
+                    expected_latency=0.9)
+    a = BackendView(name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256,
+                    expected_latency=ar_latency)
+    decision = route(user("hi"), backends=(d, a))
+    assert decision.candidates[0] == expected
+    assert ("spillover" in decision.reasons) == (expected == "autoregressive")
+
+
+def test_spillover_queue_mode():
+    d = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4, in_flight=40)
+    decision = route(user("hi"), backends=(d, A), policy=RoutingSettings(spillover={"mode": "queue"}))
+    assert decision.candidates[0] == "diffusion" and decision.queue and "queued" in decision.reasons
+    off = route(user("hi"), backends=(d, A), policy=RoutingSettings(spillover={"mode": "off"}))
+    assert off.candidates[0] == "diffusion" and not off.queue
+
+
+def test_single_backend_configurations():
+    assert route(user("Write a python function"), backends=(D,)).candidates == ("diffusion",)
+    assert route(user("hi"), backends=(A,)).candidates == ("autoregressive",)
+
+
+def test_long_history_only_scans_the_newest_user_turn_with_regexes():
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": "prove the theorem " * 50}
+               for i in range(200)]
+    history.append({"role": "user", "content": "thanks, bye!"})
+    decision = route({"messages": history})
+    assert decision.reasons == ("default",)
