@@ -124,6 +124,9 @@ class BackendSettings(_Section):
     max_concurrency: int | None = Field(None, ge=1, le=100_000)
     diffusion: DiffusionSettings | None = None
     timeouts: TimeoutSettings = TimeoutSettings()
+    # Seconds for a typical answer before any is observed (then a moving average of what is): the
+    # spill-over decision compares it across backends. Default: the published H100 figures by kind.
+    expected_latency: float | None = Field(None, gt=0)
 
     @model_validator(mode="after")
     def _diffusion_section(self) -> BackendSettings:

@@ -67,7 +67,11 @@ def make_gateway(tmp_path: Path, diffusion_sim: Sim, ar_sim: Sim) -> Iterator[An
     started: list[ServerThread] = []
 
     def start(
-        *, auth: dict[str, Any] | None = None, timeouts: dict[str, float] | None = None, **kw: Any
+        *,
+        auth: dict[str, Any] | None = None,
+        timeouts: dict[str, float] | None = None,
+        per_backend: dict[str, dict[str, Any]] | None = None,
+        **kw: Any,
     ) -> Gateway:
         keys_file = tmp_path / "keys.yaml"
         key = write_key(keys_file, "alice") if not keys_file.exists() else ""
@@ -81,7 +85,12 @@ def make_gateway(tmp_path: Path, diffusion_sim: Sim, ar_sim: Sim) -> Iterator[An
         )
         # The simulators want their own keys, as vLLM started with --api-key does.
         backends = [
-            b.model_copy(update={"api_key": _secret(f"sim-{b.name.replace('autoregressive', 'ar')}-key")})
+            b.model_copy(
+                update={
+                    "api_key": _secret(f"sim-{b.name.replace('autoregressive', 'ar')}-key"),
+                    **(per_backend or {}).get(b.name, {}),
+                }
+            )
             for b in settings.backends
         ]
         settings = settings.model_copy(update={"backends": backends})

@@ -11,7 +11,9 @@ from gateway.routing import BackendView, RouteInput, decide, extract_features
 from gateway.routing.settings import RoutingSettings
 
 D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4, expected_latency=0.9)
-A = BackendView(name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256, expected_latency=2.9)
+A = BackendView(
+    name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256, expected_latency=2.9
+)
 POLICY = RoutingSettings()
 TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
 
@@ -27,45 +29,123 @@ def route(payload: dict[str, Any], *, model: str = "auto", backends=(D, A), poli
 
 CASES: list[tuple[str, dict[str, Any], str, set[str]]] = [
     ("chit-chat", user("Hi! How was your weekend?"), "diffusion", {"default"}),
-    ("summary", user("Summarise this paragraph in one line: the meeting moved to Tuesday."), "diffusion",
-     {"default"}),
-    ("tools offered", {**user("What's the weather?"), "tools": [TOOL]}, "autoregressive", {"tool-heavy:tools"}),
-    ("tool_choice required", {**user("x"), "tools": [TOOL], "tool_choice": "required"}, "autoregressive",
-     {"tool-heavy:tools", "tool-heavy:tool_choice"}),
-    ("named tool", {**user("x"), "tools": [TOOL], "tool_choice": {"type": "function", "function": {"name": "f"}}},
-     "autoregressive", {"tool-heavy:tools", "tool-heavy:tool_choice"}),
-    ("agent loop", {"messages": [{"role": "user", "content": "go"},
-                                 {"role": "assistant", "tool_calls": [{"id": "1", "type": "function",
-                                                                       "function": {"name": "f", "arguments": "{}"}}]},
-                                 {"role": "tool", "tool_call_id": "1", "content": "42"}]},
-     "autoregressive", {"tool-heavy:agent-loop"}),
+    (
+        "summary",
+        user("Summarise this paragraph in one line: the meeting moved to Tuesday."),
+        "diffusion",
+        {"default"},
+    ),
+    (
+        "tools offered",
+        {**user("What's the weather?"), "tools": [TOOL]},
+        "autoregressive",
+        {"tool-heavy:tools"},
+    ),
+    (
+        "tool_choice required",
+        {**user("x"), "tools": [TOOL], "tool_choice": "required"},
+        "autoregressive",
+        {"tool-heavy:tools", "tool-heavy:tool_choice"},
+    ),
+    (
+        "named tool",
+        {**user("x"), "tools": [TOOL], "tool_choice": {"type": "function", "function": {"name": "f"}}},
+        "autoregressive",
+        {"tool-heavy:tools", "tool-heavy:tool_choice"},
+    ),
+    (
+        "agent loop",
+        {
+            "messages": [
+                {"role": "user", "content": "go"},
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"id": "1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "1", "content": "42"},
+            ]
+        },
+        "autoregressive",
+        {"tool-heavy:agent-loop"},
+    ),
     ("code block", user("Why does this fail?\n```python\nprint(x)\n```"), "autoregressive", {"hard:code"}),
-    ("write a function", user("Write a function that merges two sorted lists"), "autoregressive", {"hard:code"}),
+    (
+        "write a function",
+        user("Write a function that merges two sorted lists"),
+        "autoregressive",
+        {"hard:code"},
+    ),
     ("refactor", user("Please refactor my Rust parser for speed"), "autoregressive", {"hard:code"}),
-    ("stack trace", user("Traceback (most recent call last):\n  File \"a.py\"\nKeyError: 'x'"), "autoregressive",
-     {"hard:code"}),
+    (
+        "stack trace",
+        user("Traceback (most recent call last):\n  File \"a.py\"\nKeyError: 'x'"),
+        "autoregressive",
+        {"hard:code"},
+    ),
     ("signature", user("what does def merge(a, b): return a do"), "autoregressive", {"hard:code"}),
     ("proof", user("Prove that the square root of 2 is irrational."), "autoregressive", {"hard:math"}),
     ("latex", user("Compute \\int_0^1 x^2 dx"), "autoregressive", {"hard:math"}),
-    ("multi-step", user("Think step by step: which train arrives first?"), "autoregressive", {"hard:reasoning"}),
-    ("thinking on", {**user("hi"), "chat_template_kwargs": {"enable_thinking": True}}, "autoregressive",
-     {"hard:thinking"}),
+    (
+        "multi-step",
+        user("Think step by step: which train arrives first?"),
+        "autoregressive",
+        {"hard:reasoning"},
+    ),
+    (
+        "thinking on",
+        {**user("hi"), "chat_template_kwargs": {"enable_thinking": True}},
+        "autoregressive",
+        {"hard:thinking"},
+    ),
     ("reasoning_effort", {**user("hi"), "reasoning_effort": "high"}, "autoregressive", {"hard:thinking"}),
-    ("thinking off", {**user("hi"), "chat_template_kwargs": {"enable_thinking": False}}, "diffusion", {"default"}),
-    ("json schema", {**user("hi"), "response_format": {"type": "json_schema", "json_schema": {}}}, "autoregressive",
-     {"incompatible:structured_output"}),
+    (
+        "thinking off",
+        {**user("hi"), "chat_template_kwargs": {"enable_thinking": False}},
+        "diffusion",
+        {"default"},
+    ),
+    (
+        "json schema",
+        {**user("hi"), "response_format": {"type": "json_schema", "json_schema": {}}},
+        "autoregressive",
+        {"incompatible:structured_output"},
+    ),
     ("logprobs", {**user("hi"), "logprobs": True}, "autoregressive", {"incompatible:logprobs"}),
     ("seed", {**user("hi"), "seed": 3}, "autoregressive", {"incompatible:seed"}),
     ("logit_bias", {**user("hi"), "logit_bias": {"1": 1}}, "autoregressive", {"incompatible:logit_bias"}),
     ("min_p", {**user("hi"), "min_p": 0.1}, "autoregressive", {"incompatible:min_p"}),
     ("min_tokens", {**user("hi"), "min_tokens": 3}, "autoregressive", {"incompatible:min_tokens"}),
     ("bad_words", {**user("hi"), "bad_words": ["x"]}, "autoregressive", {"incompatible:bad_words"}),
-    ("allowed_token_ids", {**user("hi"), "allowed_token_ids": [1]}, "autoregressive",
-     {"incompatible:allowed_token_ids"}),
-    ("image", {"messages": [{"role": "user", "content": [{"type": "text", "text": "what is this"},
-                                                         {"type": "image_url", "image_url": {"url": "x"}}]}]},
-     "autoregressive", {"incompatible:image"}),
-    ("temperature adapted", {**user("hi"), "temperature": 0.2}, "diffusion", {"default", "adapted:temperature"}),
+    (
+        "allowed_token_ids",
+        {**user("hi"), "allowed_token_ids": [1]},
+        "autoregressive",
+        {"incompatible:allowed_token_ids"},
+    ),
+    (
+        "image",
+        {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "what is this"},
+                        {"type": "image_url", "image_url": {"url": "x"}},
+                    ],
+                }
+            ]
+        },
+        "autoregressive",
+        {"incompatible:image"},
+    ),
+    (
+        "temperature adapted",
+        {**user("hi"), "temperature": 0.2},
+        "diffusion",
+        {"default", "adapted:temperature"},
+    ),
     ("temperature 1.0", {**user("hi"), "temperature": 1.0}, "diffusion", {"default"}),
     ("completions prompt", {"prompt": "Once upon a time"}, "diffusion", {"default"}),
 ]
@@ -114,8 +194,10 @@ def test_explicit_errors():
     with pytest.raises(InvalidRequest):
         route(user("hi"), header_route="nowhere")
     with pytest.raises(InvalidRequest, match="image"):
-        route({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
-              model="diffusion")
+        route(
+            {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+            model="diffusion",
+        )
     with pytest.raises(PermissionDenied):
         route(user("hi"), header_route="quality", may_override=False)
     assert route(user("hi"), model="g4", may_override=False).candidates == ("autoregressive",)
@@ -133,10 +215,12 @@ def test_principal_backend_restrictions():
 
 def test_operator_rules_run_first():
     policy = RoutingSettings.model_validate(
-        {"rules": [
-            {"name": "bots-fast", "when": {"principals": ["telegram"]}, "backend": "diffusion"},
-            {"name": "long-chats", "when": {"min_messages": 3}, "backend": "autoregressive"},
-        ]}
+        {
+            "rules": [
+                {"name": "bots-fast", "when": {"principals": ["telegram"]}, "backend": "diffusion"},
+                {"name": "long-chats", "when": {"min_messages": 3}, "backend": "autoregressive"},
+            ]
+        }
     )
     decision = route(user("Write a python function"), policy=policy, principal="telegram")
     assert decision.candidates[0] == "diffusion" and decision.reasons == ("rule:bots-fast",)
@@ -162,10 +246,21 @@ def test_unavailable_backend_goes_last():
     ],
 )
 def test_spillover_compares_the_wait_with_the_other_backend(in_flight, ar_latency, expected):
-    d = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4, in_flight=in_flight,
-                    expected_latency=0.9)
-    a = BackendView(name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256,
-                    expected_latency=ar_latency)
+    d = BackendView(
+        name="diffusion",
+        kind="diffusion",
+        model="dg",
+        max_concurrency=4,
+        in_flight=in_flight,
+        expected_latency=0.9,
+    )
+    a = BackendView(
+        name="autoregressive",
+        kind="autoregressive",
+        model="g4",
+        max_concurrency=256,
+        expected_latency=ar_latency,
+    )
     decision = route(user("hi"), backends=(d, a))
     assert decision.candidates[0] == expected
     assert ("spillover" in decision.reasons) == (expected == "autoregressive")
@@ -185,8 +280,10 @@ def test_single_backend_configurations():
 
 
 def test_long_history_only_scans_the_newest_user_turn_with_regexes():
-    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": "prove the theorem " * 50}
-               for i in range(200)]
+    history = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": "prove the theorem " * 50}
+        for i in range(200)
+    ]
     history.append({"role": "user", "content": "thanks, bye!"})
     decision = route({"messages": history})
     assert decision.reasons == ("default",)

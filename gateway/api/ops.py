@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter, Request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.responses import Response
 
 from gateway.api.state import GatewayState
-from gateway.upstream import UpstreamError
 
 __all__ = ["router"]
 
 router = APIRouter()
-
-_PROBE_TIMEOUT = 2.0
 
 
 @router.get("/healthz")
@@ -26,22 +21,20 @@ async def healthz(request: Request) -> Response:
 
 @router.get("/readyz")
 async def readyz(request: Request) -> Response:
-    """Ready when at least one backend answers its ``/health``; each backend's state is listed."""
+    """Ready when at least one backend is usable, as the background health probes and the circuit
+    breakers see it; each backend's state is listed (up, down, or open: its breaker is open)."""
     state: GatewayState = request.app.state.gateway
-
-    async def probe(name: str) -> tuple[str, str]:
-        backend = state.settings.backend(name)
-        try:
-            status, _ = await state.upstream.get(backend, "/health", within=_PROBE_TIMEOUT)
-        except UpstreamError:
-            return name, "unreachable"
-        return name, "up" if status == 200 else "down"
-
-    results = dict(await asyncio.gather(*(probe(b.name) for b in state.settings.backends)))
+    results: dict[str, str] = {}
+    for name, backend in state.pool.states.items():
+        if not backend.healthy:
+            results[name] = "down"
+        elif backend.breaker.state == "open":
+            results[name] = "open"
+        else:
+            results[name] = "up"
     ready = any(v == "up" for v in results.values())
-    return state.json(
-        {"status": "ready" if ready else "unavailable", "backends": results}, 200 if ready else 503
-    )
+    body = {"status": "ready" if ready else "unavailable", "backends": results}
+    return state.json(body, 200 if ready else 503)
 
 
 @router.get("/metrics")

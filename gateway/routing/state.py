@@ -78,7 +78,7 @@ class BackendState:
         self.breaker = breaker
         self.in_flight = 0
         self.healthy = True
-        self.latency = _DEFAULT_LATENCY.get(settings.kind, 1.0)
+        self.latency = settings.expected_latency or _DEFAULT_LATENCY.get(settings.kind, 1.0)
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     def observe_latency(self, seconds: float) -> None:

@@ -1,0 +1,274 @@
+"""Routing end to end: real gateway, real simulators, their fault injection, and the why-headers."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+import orjson
+import pytest
+
+from tests.support import AR_MODEL, DIFFUSION_MODEL, wait_for
+
+CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
+CODE = [{"role": "user", "content": "Write a python function that merges two sorted lists"}]
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+# Tool requests normally go to the autoregressive backend; this rule sends them to diffusion so that the
+# tool-call quality checks have something to check.
+TOOLS_ON_DIFFUSION = {
+    "rules": [{"name": "tools-on-diffusion", "when": {"has_tools": True}, "backend": "diffusion"}]
+}
+
+
+def post(gw, body, headers=None, timeout=10.0):
+    h = {"authorization": f"Bearer {gw.key}", **(headers or {})}
+    return httpx.post(gw.base_url + "/chat/completions", json=body, headers=h, timeout=timeout)
+
+
+def events(r):
+    return [orjson.loads(e[6:]) for e in r.text.split("\n\n") if e.startswith("data: {")]
+
+
+def test_low_stakes_to_diffusion_hard_to_autoregressive_with_reasons(gateway):
+    chat = post(gateway, {"model": "auto", "messages": CHAT})
+    assert chat.headers["x-gateway-backend"] == "diffusion"
+    assert chat.headers["x-gateway-route"] == "default"
+    assert "x-gateway-fallback" not in chat.headers
+    code = post(gateway, {"model": "auto", "messages": CODE})
+    assert code.headers["x-gateway-backend"] == "autoregressive"
+    assert code.headers["x-gateway-route"] == "hard:code"
+    assert code.json()["model"] == AR_MODEL
+
+
+def test_alias_and_route_header(gateway):
+    assert (
+        post(gateway, {"model": "quality", "messages": CHAT}).headers["x-gateway-route"] == "explicit:alias"
+    )
+    r = post(gateway, {"model": "auto", "messages": CODE}, {"x-gateway-route": "fast"})
+    assert r.headers["x-gateway-backend"] == "diffusion" and r.headers["x-gateway-route"] == "explicit:header"
+
+
+def test_temperature_is_adapted_for_diffusion(gateway, diffusion_sim):
+    r = post(gateway, {"model": "auto", "messages": CHAT, "temperature": 0.3})
+    assert r.status_code == 200
+    assert r.headers["x-gateway-route"] == "default,adapted:temperature"
+    assert "temperature" not in diffusion_sim.state.last_body
+
+
+def test_speed_tier_sets_the_diffusion_step_cap(gateway, diffusion_sim):
+    post(gateway, {"model": "auto", "messages": CHAT}, {"x-gateway-speed": "fastest"})
+    assert diffusion_sim.state.last_body["vllm_xargs"] == {"diffusion_max_steps": 12}
+    post(
+        gateway,
+        {"model": "auto", "messages": CHAT, "vllm_xargs": {"diffusion_max_steps": 4}},
+        {"x-gateway-speed": "fast"},
+    )
+    assert diffusion_sim.state.last_body["vllm_xargs"] == {"diffusion_max_steps": 4}  # only ever lowered
+    bad = post(gateway, {"model": "auto", "messages": CHAT}, {"x-gateway-speed": "ludicrous"})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "unknown_speed_tier"
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ("status=500", "status_500"),
+        ("status=503", "status_503"),
+        ("status=429", "status_429"),
+        ("drop_after=0", "broken"),
+    ],
+)
+@pytest.mark.parametrize("stream", [False, True])
+def test_failure_falls_back_to_the_next_backend(gateway, fault, reason, stream):
+    r = post(gateway, {"model": "auto", "messages": CHAT, "stream": stream}, {"x-sim-fault-diffusion": fault})
+    assert r.status_code == 200
+    assert r.headers["x-gateway-backend"] == "autoregressive"
+    assert r.headers["x-gateway-fallback"] == f"diffusion>autoregressive:{reason}"
+    assert r.headers["x-gateway-route"] == "default"
+
+
+def test_first_byte_timeout_falls_back(make_gateway):
+    gw = make_gateway(timeouts={"first_byte": 0.3, "total": 30})
+    r = post(
+        gw, {"model": "auto", "messages": CHAT, "stream": True}, {"x-sim-fault-diffusion": "stall_after=0"}
+    )
+    assert r.headers["x-gateway-fallback"] == "diffusion>autoregressive:timeout"
+    assert events(r)[0]["model"] == AR_MODEL
+
+
+def test_connect_error_falls_back(make_gateway):
+    gw = make_gateway(per_backend={"diffusion": {"url": "http://127.0.0.1:9"}})
+    r = post(gw, {"model": "auto", "messages": CHAT})
+    assert r.status_code == 200
+    assert r.headers["x-gateway-backend"] == "autoregressive"
+    # Either this request found the port closed, or the start-up health probe had already seen it.
+    assert (
+        r.headers.get("x-gateway-fallback") == "diffusion>autoregressive:connect"
+        or r.headers["x-gateway-route"] == "default,unavailable:diffusion"
+    )
+
+
+def test_retry_budget_zero_means_no_fallback(make_gateway):
+    gw = make_gateway(routing={"retry_budget": 0})
+    r = post(gw, {"model": "auto", "messages": CHAT}, {"x-sim-fault-diffusion": "status=500"})
+    assert r.status_code == 502 and r.headers["x-gateway-backend"] == "diffusion"
+
+
+def test_no_retry_after_the_first_byte(gateway, diffusion_sim):
+    before = diffusion_sim.state.started
+    r = post(
+        gateway,
+        {"model": "auto", "messages": CODE, "stream": True},
+        {"x-sim-fault-autoregressive": "drop_after=2"},
+    )
+    assert r.headers["x-gateway-backend"] == "autoregressive" and "x-gateway-fallback" not in r.headers
+    assert diffusion_sim.state.started == before
+    assert r.text.endswith("data: [DONE]\n\n") and "backend_stream_interrupted" in r.text
+
+
+def test_circuit_breaker_opens_and_requests_skip_the_backend(make_gateway, diffusion_sim):
+    gw = make_gateway(routing={"breaker": {"failures": 2, "cooldown": 3600}})
+    for _ in range(2):
+        r = post(gw, {"model": "auto", "messages": CHAT}, {"x-sim-fault-diffusion": "status=500"})
+        assert r.headers["x-gateway-backend"] == "autoregressive"
+    before = diffusion_sim.state.started
+    r = post(gw, {"model": "auto", "messages": CHAT})
+    assert r.headers["x-gateway-backend"] == "autoregressive"
+    assert r.headers["x-gateway-route"] == "default,unavailable:diffusion"
+    assert diffusion_sim.state.started == before  # the open breaker kept the request away
+    ready = httpx.get(gw.url + "/readyz").json()
+    assert ready["backends"]["diffusion"] == "open" and ready["status"] == "ready"
+    pinned = post(gw, {"model": "diffusion", "messages": CHAT})
+    assert pinned.status_code == 503 and pinned.json()["error"]["code"] == "backend_unavailable"
+
+
+def test_spillover_under_concurrency(make_gateway, diffusion_sim):
+    gw = make_gateway(
+        per_backend={
+            "diffusion": {"max_concurrency": 1, "expected_latency": 1.0},
+            "autoregressive": {"expected_latency": 2.5},
+        }
+    )
+    stalled = {"model": "auto", "messages": CHAT, "stream": True}
+
+    def hold():
+        with pytest.raises(httpx.ReadTimeout):
+            post(gw, stalled, {"x-sim-fault-diffusion": "stall_after=0"}, timeout=2)
+
+    before = diffusion_sim.state.running + diffusion_sim.state.waiting
+    # One in flight on a backend that runs one: 2 s to wait, still under 2.5 s elsewhere; two: 3 s.
+    threads = [threading.Thread(target=hold) for _ in range(2)]
+    for t in threads:
+        t.start()
+    assert wait_for(lambda: diffusion_sim.state.running + diffusion_sim.state.waiting >= before + 2)
+    r = post(gw, {"model": "auto", "messages": CHAT})
+    assert r.headers["x-gateway-backend"] == "autoregressive"
+    assert r.headers["x-gateway-route"] == "default,spillover"
+    for t in threads:
+        t.join()
+
+
+QUALITY = [
+    ("rough=markup", {}, "markup"),
+    ("rough=empty", {}, "empty"),
+    ("rough=repetition", {}, "repetition"),
+    ("rough=tool_json", {"tools": [TOOL]}, "tool_json"),
+    ("rough=tool_args", {"tools": [TOOL]}, "tool_json"),
+    ("rough=no_tool", {"tools": [TOOL], "tool_choice": "required"}, "tool_required"),
+]
+
+
+@pytest.mark.parametrize(("fault", "extra", "check"), QUALITY, ids=[q[2] + ":" + q[0] for q in QUALITY])
+@pytest.mark.parametrize("stream", [False, True])
+def test_rough_diffusion_answers_are_rerun_on_autoregressive(make_gateway, fault, extra, check, stream):
+    gw = make_gateway(routing=TOOLS_ON_DIFFUSION)
+    body = {"model": "auto", "messages": CHAT, "stream": stream, **extra}
+    r = post(gw, body, {"x-sim-fault-diffusion": fault})
+    assert r.status_code == 200
+    assert r.headers["x-gateway-backend"] == "autoregressive"
+    assert r.headers["x-gateway-fallback"] == f"diffusion>autoregressive:quality:{check}"
+    if stream:
+        # Not one byte of the rough answer went out before the switch.
+        assert {e["model"] for e in events(r)} == {AR_MODEL}
+        assert "<|channel>" not in r.text
+    else:
+        assert r.json()["model"] == AR_MODEL
+
+
+def test_good_diffusion_answers_pass_the_checks(make_gateway):
+    gw = make_gateway(routing=TOOLS_ON_DIFFUSION)
+    for stream in (False, True):
+        r = post(gw, {"model": "auto", "messages": CHAT, "stream": stream, "tools": [TOOL]})
+        assert r.headers["x-gateway-backend"] == "diffusion" and "x-gateway-fallback" not in r.headers
+
+
+def test_a_check_switched_off_lets_the_answer_through(make_gateway):
+    gw = make_gateway(routing={"quality": {"markup": False}})
+    r = post(gw, {"model": "auto", "messages": CHAT}, {"x-sim-fault-diffusion": "rough=markup"})
+    assert r.headers["x-gateway-backend"] == "diffusion"
+    assert "<|channel>" in r.json()["choices"][0]["message"]["content"]
+
+
+def test_route_endpoint_explains_without_sending(gateway, diffusion_sim, ar_sim):
+    before = (diffusion_sim.state.started, ar_sim.state.started)
+    r = httpx.post(
+        gateway.base_url + "/gateway/route",
+        json={"model": "auto", "messages": CODE},
+        headers={"authorization": f"Bearer {gateway.key}"},
+    )
+    assert r.status_code == 200
+    assert r.json() == {
+        "backend": "autoregressive",
+        "model": AR_MODEL,
+        "candidates": ["autoregressive", "diffusion"],
+        "reasons": ["hard:code"],
+        "drop_temperature": False,
+        "queue": False,
+        "diffusion_max_steps": None,
+    }
+    assert (diffusion_sim.state.started, ar_sim.state.started) == before
+    assert (
+        httpx.post(gateway.base_url + "/gateway/route", json={"model": "auto", "messages": CODE}).status_code
+        == 401
+    )
+
+
+def test_fallback_headers_on_a_final_error(gateway):
+    r = post(gateway, {"model": "auto", "messages": CHAT}, {"x-sim-fault": "status=500"})
+    assert r.status_code == 502
+    assert r.headers["x-gateway-backend"] == "autoregressive"
+    assert r.headers["x-gateway-fallback"] == "diffusion>autoregressive:status_500"
+    assert r.json()["error"]["code"] == "backend_error"
+    assert DIFFUSION_MODEL  # imported for symmetry with AR_MODEL
+
+
+def test_queue_mode_waits_for_a_slot_within_bounds(make_gateway, diffusion_sim):
+    gw = make_gateway(
+        routing={"spillover": {"mode": "queue", "queue_timeout": 0.3, "max_queue": 1}},
+        per_backend={"diffusion": {"max_concurrency": 1}},
+    )
+
+    def hold():
+        with pytest.raises(httpx.ReadTimeout):
+            post(
+                gw,
+                {"model": "auto", "messages": CHAT, "stream": True},
+                {"x-sim-fault-diffusion": "stall_after=0"},
+                timeout=1.5,
+            )
+
+    before = diffusion_sim.state.running + diffusion_sim.state.waiting
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert wait_for(lambda: diffusion_sim.state.running + diffusion_sim.state.waiting >= before + 1)
+    r = post(gw, {"model": "auto", "messages": CHAT})
+    assert r.status_code == 503 and r.json()["error"]["code"] == "backend_busy"
+    assert r.headers.get("x-gateway-backend") == "diffusion"
+    holder.join()
+    # With the slot free again, the queue lets the request through at once.
+    assert wait_for(lambda: post(gw, {"model": "auto", "messages": CHAT}).status_code == 200)
