@@ -56,7 +56,7 @@ def raw_response(data: bytes, status: int, headers: list[tuple[str, str]]) -> Re
 
 @dataclass(slots=True)
 class Attempt:
-    """Everything one attempt needs; ``quality`` is set when the answer is to be checked before it goes out."""
+    """Everything one attempt needs; ``quality`` is set when the answer is checked before it goes out."""
 
     upstream: UpstreamClient
     backend: BackendSettings
