@@ -20,3 +20,24 @@ def test_routing_bench_runs(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "agent (200 turns)" in result.stdout and out.exists()
+
+
+def test_routing_eval_runs_and_the_policy_does_not_regress(tmp_path):
+    """The evaluation on real prompts (bench/routing_eval.py) as a regression guard: accuracy only,
+    which is deterministic; the decision times it prints are not checked."""
+    import json
+
+    out = tmp_path / "eval.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "routing_eval.py"), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    classes = json.loads(out.read_text())["classes"]
+    assert classes["chat"]["test"] >= 0.95  # low-stakes traffic stays on the diffusion backend
+    assert classes["code"]["test"] >= 0.95
+    assert classes["tools"]["test"] == 1.0
+    assert classes["math"]["test"] >= 0.75

@@ -27,18 +27,30 @@ _CODE = re.compile(
     r"|\berror\[E\d{4}\]|\bSegmentation fault|\bTypeError:|\bValueError:|\bNullPointerException",
 )
 _CODE_VERBS = re.compile(
-    r"\b(?:write|implement|debug|refactor|fix|optimi[sz]e|port|rewrite|review|code up)\b"
+    r"\b(?:write|implement|debug|refactor|fix|optimi[sz]e|port|rewrite|review|code up|give me|generate"
+    r"|create|build|make)\b"
     r"(?:\W+\w+){0,6}?\W+"
     r"(?:function|method|class|script|program|code|bug|api|endpoint|query|sql|regex|regexp|algorithm|module"
     r"|unit tests?|python|javascript|typescript|rust|golang|java|c\+\+|bash|shell|dockerfile|makefile"
     r"|kubernetes|yaml|json schema|compiler|parser|library)\b",
     re.IGNORECASE,
 )
+# Strong maths signals: notation or words that rarely appear outside mathematics.
 _MATH = re.compile(
     r"\\(?:frac|int|sum|sqrt|lim|begin\{(?:align|equation)|mathbb)|\$\$"
-    r"|\b(?:prove|proof|theorem|lemma|corollary|derivative|integral|differentiate|eigen\w*|polynomial"
-    r"|solve for|equation|inequality|probability that|modulo|prime factor\w*|combinatori\w*)\b"
-    r"|\d\s*[\^]\s*\d|\b\d+\s*[*/]\s*\d+\s*[-+*/=]",
+    r"|\b(?:prove|proof|theorem|lemma|corollary|derivative|integral|differentiate|eigen\w*|polynomials?"
+    r"|solve for|equations?|inequalit(?:y|ies)|probability that|modulo|prime factor\w*|combinatori\w*"
+    r"|factori[sz]e|coefficients?|perfect squares?|closed[- ]form|recurrence)\b"
+    r"|\b\d+\s*[*/]\s*\d+\s*[-+*/=]"
+    r"|[\w)]\^\(?\w|\b[a-z]_\(?[\dnkij]|\bsqrt\(|\bmod \d|[≤≥≠∘π∑∏√∞]",
+    re.IGNORECASE,
+)
+# Weak maths signals: words common in maths problems but also in everyday questions; two different ones
+# are needed.
+_MATH_WORDS = re.compile(
+    r"\b(?:integers?|real numbers?|positive numbers?|divisible|divides|remainder|digits?|primes?"
+    r"|subsets?|permutations?|sequences?|minimum value|maximum value|smallest value|largest value"
+    r"|how many ways|number of ways|in how many|arrangements?|triangles?|polygons?|sum of|product of)\b",
     re.IGNORECASE,
 )
 _REASONING = re.compile(
@@ -157,7 +169,7 @@ def extract_features(payload: dict[str, Any], endpoint: str) -> RequestFeatures:
         tool_choice_forced=forced,
         agent_loop=agent_loop,
         code=history_code or bool(_CODE.search(scan) or _CODE_VERBS.search(scan)),
-        math=bool(_MATH.search(scan)),
+        math=bool(_MATH.search(scan)) or len({m.lower() for m in _MATH_WORDS.findall(scan)}) >= 2,
         reasoning=bool(_REASONING.search(scan)),
         thinking=thinking,
         structured_output=structured,
