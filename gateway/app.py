@@ -49,7 +49,10 @@ def create_app(
     metrics = Metrics(registry or CollectorRegistry(), (b.name for b in settings.backends))
     keys = _key_store(settings)
     idp_client = httpx.AsyncClient(transport=idp_transport, trust_env=False, follow_redirects=False)
-    verifier = JWTVerifier(settings.auth.jwt, idp_client) if settings.auth.jwt is not None else None
+    tiers = settings.auth.tiers
+    verifier = (
+        JWTVerifier(settings.auth.jwt, idp_client, tiers=tiers) if settings.auth.jwt is not None else None
+    )
     if keys is not None and keys.usable_count == 0 and verifier is None and not settings.auth.allow_anonymous:
         raise ConfigError(
             f"auth.keys_file: {keys.path} holds no usable key and no JWT is configured; "

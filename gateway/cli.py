@@ -73,6 +73,14 @@ def _parser() -> argparse.ArgumentParser:
         if name == "create":
             p.add_argument("--expires", help="ISO date or datetime, or a duration such as 30d or 12h")
             p.add_argument("--models", help="comma-separated model ids or backend names (and/or 'auto')")
+            p.add_argument("--backends", help="comma-separated backend names its requests may be routed to")
+            p.add_argument("--tier", help="an auth.tiers entry whose policy applies to the key")
+            p.add_argument(
+                "--speed-tier", help="a routing.speed_tiers entry applied to its diffusion requests"
+            )
+            p.add_argument(
+                "--no-route-override", action="store_true", help="forbid x-gateway-route and aliases"
+            )
         p.add_argument("--keys-file", type=Path, help="default: auth.keys_file of --config, else ./keys.yaml")
         p.add_argument("--config", type=Path)
         p.set_defaults(func=func)
@@ -172,7 +180,7 @@ def _demo(args: argparse.Namespace) -> int:
     gateway_socket = bind(host, args.port)
     with tempfile.TemporaryDirectory(prefix="gateway-demo-") as tmp:
         keys_file = Path(tmp) / "keys.yaml"
-        key = _add_key(keys_file, "demo", expires=None, models=None)
+        key = _add_key(keys_file, "demo", expires=None)
         settings = Settings(
             backends=[
                 {
@@ -255,7 +263,7 @@ def _parse_expiry(value: str) -> datetime:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-def _add_key(path: Path, name: str, *, expires: datetime | None, models: list[str] | None) -> str:
+def _add_key(path: Path, name: str, *, expires: datetime | None, **policy: object) -> str:
     try:
         keys = KeyFile.read(path)
     except ValueError as exc:
@@ -265,7 +273,7 @@ def _add_key(path: Path, name: str, *, expires: datetime | None, models: list[st
     key = generate_key()
     try:
         record = KeyRecord(
-            name=name, digest=digest(key), created=datetime.now(UTC), expires=expires, models=models
+            name=name, digest=digest(key), created=datetime.now(UTC), expires=expires, **policy
         )
     except ValidationError as exc:
         raise ConfigError(f"invalid key: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
@@ -277,11 +285,23 @@ def _add_key(path: Path, name: str, *, expires: datetime | None, models: list[st
 def _keys_create(args: argparse.Namespace) -> int:
     path = _keys_file(args)
     expires = _parse_expiry(args.expires) if args.expires else None
-    models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
-    key = _add_key(path, args.name, expires=expires, models=models)
+    key = _add_key(
+        path,
+        args.name,
+        expires=expires,
+        models=_csv(args.models),
+        backends=_csv(args.backends),
+        tier=args.tier,
+        speed_tier=args.speed_tier,
+        route_override=False if args.no_route_override else None,
+    )
     print(f"created key {args.name!r} in {path}; it is shown only now:", file=sys.stderr)
     print(key)
     return 0
+
+
+def _csv(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
 def _keys_list(args: argparse.Namespace) -> int:

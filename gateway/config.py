@@ -49,6 +49,7 @@ __all__ = [
     "JWTSettings",
     "ServerSettings",
     "Settings",
+    "TierPolicy",
     "TimeoutSettings",
     "load_settings",
 ]
@@ -153,6 +154,9 @@ class JWTSettings(_Section):
     secret: SecretStr | None = None
     # The claim that names the principal; it is required in every token.
     principal_claim: str = Field("sub", min_length=1)
+    # The claim naming the principal's tier (auth.tiers), and the tier of tokens without that claim.
+    tier_claim: str = Field("tier", min_length=1)
+    default_tier: str | None = None
     # Seconds, not minutes (security.md).
     leeway: float = Field(5.0, ge=0, le=120)
     jwks_cache_seconds: float = Field(300.0, gt=0)
@@ -185,12 +189,23 @@ class JWTSettings(_Section):
         return self
 
 
+class TierPolicy(_Section):
+    """What a class of principals may do; a key (``tier`` in its record) or a JWT (``tier_claim``) names
+    one. Fields a key sets itself take precedence over its tier's."""
+
+    models: list[str] | None = None  # model ids, backend names or "auto" it may ask for (None: any)
+    backends: list[str] | None = None  # backends the router may send its requests to (None: any)
+    route_override: bool = True  # may choose a backend itself (x-gateway-route, aliases)
+    speed_tier: str | None = None  # a routing.speed_tiers entry applied to its diffusion requests
+
+
 class AuthSettings(_Section):
     keys_file: Path | None = None
     jwt: JWTSettings | None = None
     allow_anonymous: bool = False
     # How often the key file is checked for changes (seconds); changes apply without a restart.
     reload_interval: float = Field(2.0, gt=0)
+    tiers: dict[str, TierPolicy] = Field(default_factory=dict)
 
 
 class Settings(BaseSettings):
@@ -225,6 +240,15 @@ class Settings(BaseSettings):
                 raise ValueError("'auto' is reserved for the gateway's own routing")
             seen_names.add(backend.name)
             seen_models.add(backend.model)
+        for name, tier in self.auth.tiers.items():
+            for target in tier.backends or ():
+                if target not in seen_names:
+                    raise ValueError(f"auth.tiers.{name}.backends: no backend named {target!r}")
+            if tier.speed_tier is not None and tier.speed_tier not in self.routing.speed_tiers:
+                raise ValueError(f"auth.tiers.{name}.speed_tier: not in routing.speed_tiers")
+        jwt = self.auth.jwt
+        if jwt is not None and jwt.default_tier is not None and jwt.default_tier not in self.auth.tiers:
+            raise ValueError(f"auth.jwt.default_tier: no tier named {jwt.default_tier!r} in auth.tiers")
         for rule in self.routing.rules:
             if rule.backend not in seen_names:
                 raise ValueError(f"routing.rules.{rule.name}: no backend named {rule.backend!r}")

@@ -121,3 +121,30 @@ def test_lookup_is_by_digest_only(store, tmp_path):
     store.load()
     assert store.lookup(key) is not None
     assert store.lookup(digest(key)) is None  # the digest itself is not a credential
+
+
+def test_tiers_apply_unless_the_key_says_otherwise(tmp_path):
+    from gateway.auth.policy import build_principal
+    from gateway.config import TierPolicy
+    from gateway.errors import PermissionDenied
+
+    tiers = {"bots": TierPolicy(backends=["diffusion"], route_override=False, speed_tier="fast")}
+    p = build_principal("bot", "key", "bots", tiers)
+    assert p.backends == frozenset({"diffusion"}) and not p.may_override and p.speed_tier == "fast"
+    own = build_principal("bot", "key", "bots", tiers, backends=["autoregressive"], route_override=True)
+    assert own.backends == frozenset({"autoregressive"}) and own.may_override and own.tier == "bots"
+    assert build_principal("x", "key", None, tiers).backends is None
+    with pytest.raises(PermissionDenied):  # a tier that no longer exists fails closed
+        build_principal("x", "key", "gone", tiers)
+
+
+async def test_key_records_name_their_tier(tmp_path):
+    from gateway.config import TierPolicy
+
+    path = tmp_path / "keys.yaml"
+    key = write_key(path, "bot", tier="bots")
+    auth = Authenticator(
+        keys=KeyStore(path), jwt=None, allow_anonymous=False, tiers={"bots": TierPolicy(models=["auto"])}
+    )
+    principal = await auth.authenticate(headers(authorization=f"Bearer {key}"))
+    assert principal.tier == "bots" and principal.models == frozenset({"auto"})

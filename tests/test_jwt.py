@@ -236,3 +236,29 @@ def test_gateway_accepts_jwt_end_to_end(idp, make_gateway):
     bad = httpx.get(gw.base_url + "/models", headers={"authorization": f"Bearer {state.token(aud='x')}"})
     assert bad.status_code == 401
     assert bad.json()["error"]["code"] == "invalid_api_key"
+
+
+async def test_tier_claim_applies_the_tiers_policy(tmp_path):
+    from gateway.config import TierPolicy
+    from gateway.errors import PermissionDenied
+
+    secret = "0123456789abcdef0123456789abcdef-hs"
+    tiers = {"free": TierPolicy(backends=["diffusion"], route_override=False)}
+
+    def token(**claims: Any) -> str:
+        body = {"iss": ISS, "aud": AUD, "sub": "u1", "exp": int(time.time()) + 60, **claims}
+        return jwt.encode(body, secret, "HS256")
+
+    async with httpx.AsyncClient() as client:
+        v = JWTVerifier(
+            settings(secret=secret, algorithms=["HS256"], default_tier="free"), client, tiers=tiers
+        )
+        free = await v.verify(token())
+        assert free.tier == "free" and free.backends == frozenset({"diffusion"}) and not free.may_override
+        v = JWTVerifier(settings(secret=secret, algorithms=["HS256"]), client, tiers=tiers)
+        assert (await v.verify(token())).backends is None
+        assert (await v.verify(token(tier="free"))).tier == "free"
+        with pytest.raises(PermissionDenied):
+            await v.verify(token(tier="platinum"))
+        with pytest.raises(AuthenticationFailed):
+            await v.verify(token(tier=["free"]))

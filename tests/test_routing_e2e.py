@@ -272,3 +272,20 @@ def test_queue_mode_waits_for_a_slot_within_bounds(make_gateway, diffusion_sim):
     holder.join()
     # With the slot free again, the queue lets the request through at once.
     assert wait_for(lambda: post(gw, {"model": "auto", "messages": CHAT}).status_code == 200)
+
+
+def test_a_tiers_backend_restriction_holds_end_to_end(make_gateway):
+    gw = make_gateway()
+    from tests.support import write_key
+
+    limited = write_key(gw.keys_file, "bot", backends=["diffusion"], route_override=False)
+    h = {"authorization": f"Bearer {limited}"}
+    assert wait_for(lambda: httpx.get(gw.base_url + "/models", headers=h).status_code == 200)
+    r = httpx.post(gw.base_url + "/chat/completions", json={"model": "auto", "messages": CODE}, headers=h)
+    assert r.headers["x-gateway-backend"] == "diffusion"  # hard, but this key may only use diffusion
+    denied = httpx.post(
+        gw.base_url + "/chat/completions",
+        json={"model": "auto", "messages": CHAT},
+        headers={**h, "x-gateway-route": "quality"},
+    )
+    assert denied.status_code == 403 and denied.json()["error"]["code"] == "route_not_allowed"

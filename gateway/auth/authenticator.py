@@ -8,13 +8,15 @@ credential at all: a wrong credential is a 401 even then.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from starlette.datastructures import Headers
 
 from gateway.auth.keys import KEY_PREFIX, KeyStore
+from gateway.auth.policy import build_principal
 from gateway.auth.principal import Principal
 from gateway.auth.tokens import JWTVerifier, looks_like_jwt
+from gateway.config import TierPolicy
 from gateway.errors import AuthenticationFailed
 
 __all__ = ["Authenticator"]
@@ -30,8 +32,10 @@ class Authenticator:
         keys: KeyStore | None,
         jwt: JWTVerifier | None,
         allow_anonymous: bool,
+        tiers: Mapping[str, TierPolicy] | None = None,
         on_failure: Callable[[str], None] = lambda reason: None,
     ) -> None:
+        self.tiers: Mapping[str, TierPolicy] = tiers or {}
         self.keys = keys
         self.jwt = jwt
         self.allow_anonymous = allow_anonymous
@@ -69,12 +73,14 @@ class Authenticator:
             raise AuthenticationFailed("This API key has been revoked.", reason="revoked")
         if record.expired(self.keys.now()):
             raise AuthenticationFailed("This API key has expired.", reason="expired")
-        return Principal(
-            name=record.name,
-            kind="key",
-            models=frozenset(record.models) if record.models is not None else None,
-            backends=frozenset(record.backends) if record.backends is not None else None,
-            may_override=record.route_override,
+        return build_principal(
+            record.name,
+            "key",
+            record.tier,
+            self.tiers,
+            models=record.models,
+            backends=record.backends,
+            route_override=record.route_override,
             speed_tier=record.speed_tier,
         )
 

@@ -46,8 +46,9 @@ class KeyRecord(BaseModel):
     expires: datetime | None = None
     models: list[str] | None = None
     backends: list[str] | None = None
-    route_override: bool = True
+    route_override: bool | None = None
     speed_tier: str | None = None
+    tier: str | None = None
     revoked: bool = False
 
     def expired(self, now: datetime) -> bool:

@@ -21,6 +21,8 @@ class Principal:
     may_override: bool = True
     # A speed tier (routing.speed_tiers) applied to its diffusion requests unless the request asks another.
     speed_tier: str | None = None
+    # The auth tier it belongs to (auth.tiers), if any.
+    tier: str | None = None
 
     def may_use(self, *names: str) -> bool:
         """True when any of ``names`` (a backend's name and model id, or ``auto``) is allowed."""

@@ -15,14 +15,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
 import jwt
 
+from gateway.auth.policy import build_principal
 from gateway.auth.principal import Principal
-from gateway.config import JWTSettings
+from gateway.config import JWTSettings, TierPolicy
 from gateway.errors import AuthenticationFailed, IdentityProviderDown
 
 __all__ = ["JWKSCache", "JWTVerifier", "looks_like_jwt"]
@@ -141,8 +142,14 @@ _REASONS: list[tuple[type[jwt.PyJWTError], str]] = [
 
 class JWTVerifier:
     def __init__(
-        self, settings: JWTSettings, http: httpx.AsyncClient, *, clock: Callable[[], float] = time.monotonic
+        self,
+        settings: JWTSettings,
+        http: httpx.AsyncClient,
+        *,
+        tiers: Mapping[str, TierPolicy] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self._tiers: Mapping[str, TierPolicy] = tiers or {}
         self._settings = settings
         self._options: dict[str, Any] = {"require": ["exp", "iss", "aud", settings.principal_claim]}
         self._static_key: str | bytes | None = None
@@ -194,7 +201,10 @@ class JWTVerifier:
         name = claims.get(s.principal_claim)
         if not isinstance(name, str) or not name or len(name) > 256:
             raise AuthenticationFailed(_INVALID, reason="missing_claim")
-        return Principal(name=name, kind="jwt")
+        tier = claims.get(s.tier_claim, s.default_tier)
+        if tier is not None and not isinstance(tier, str):
+            raise AuthenticationFailed(_INVALID, reason="malformed")
+        return build_principal(name, "jwt", tier, self._tiers)
 
 
 def _read_public_key(path: Any) -> bytes:

@@ -67,11 +67,11 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
     explicit = _explicit(request, backends, policy)
     if explicit is not None:
         backend, reason = explicit
-        _check_allowed(request, [backend.name])
         if not request.may_override and reason != "explicit:model":
             raise PermissionDenied(
                 "This credential may not choose a route explicitly.", code="route_not_allowed"
             )
+        _check_allowed(request, [backend.name])
         reasons = [reason]
         drop = False
         if backend.kind == "diffusion":
