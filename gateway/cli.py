@@ -264,10 +264,7 @@ def _parse_expiry(value: str) -> datetime:
 
 
 def _add_key(path: Path, name: str, *, expires: datetime | None, **policy: object) -> str:
-    try:
-        keys = KeyFile.read(path)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    keys = _read_keys(path)
     if keys.active(name) is not None:
         raise ConfigError(f"a key named {name!r} already exists; revoke it first")
     key = generate_key()
@@ -300,16 +297,20 @@ def _keys_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_keys(path: Path) -> KeyFile:
+    try:
+        return KeyFile.read(path)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _csv(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
 def _keys_list(args: argparse.Namespace) -> int:
     path = _keys_file(args)
-    try:
-        keys = KeyFile.read(path)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    keys = _read_keys(path)
     now = datetime.now(UTC)
     print(f"{'NAME':<24} {'STATUS':<8} {'CREATED':<20} {'EXPIRES':<20} MODELS")
     for record in keys.keys:
@@ -322,10 +323,7 @@ def _keys_list(args: argparse.Namespace) -> int:
 
 def _keys_revoke(args: argparse.Namespace) -> int:
     path = _keys_file(args)
-    try:
-        keys = KeyFile.read(path)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    keys = _read_keys(path)
     record = keys.active(args.name)
     if record is None:
         raise ConfigError(f"no active key named {args.name!r} in {path}")
