@@ -289,3 +289,12 @@ def test_a_tiers_backend_restriction_holds_end_to_end(make_gateway):
         headers={**h, "x-gateway-route": "quality"},
     )
     assert denied.status_code == 403 and denied.json()["error"]["code"] == "route_not_allowed"
+
+
+def test_in_flight_counts_return_to_zero(gateway):
+    pool = gateway.server.app.state.gateway.pool
+    for stream in (False, True):
+        for model in ("auto", "quality"):
+            post(gateway, {"model": model, "messages": CHAT, "stream": stream})
+        post(gateway, {"model": "auto", "messages": CHAT, "stream": stream}, {"x-sim-fault-diffusion": "status=500"})
+    assert wait_for(lambda: all(s.in_flight == 0 for s in pool.states.values()))

@@ -47,3 +47,13 @@ def test_latency_estimate_starts_from_config_and_follows_observations():
         CircuitBreaker(BreakerSettings()),
     )
     assert default.view().expected_latency == 2.87
+
+
+def test_an_abandoned_probe_lets_the_next_one_through():
+    now = [0.0]
+    breaker = CircuitBreaker(BreakerSettings(failures=1, cooldown=5), clock=lambda: now[0])
+    breaker.failure()
+    now[0] = 5.0
+    assert breaker.allow()
+    breaker.abandon()  # the probe's client hung up before a verdict
+    assert breaker.available() and breaker.allow()

@@ -145,6 +145,7 @@ class ProxyHandler:
             started = self._clock()
             state.acquire()
             released = False
+            handed_over = False
 
             def release(_: bool = False, state: BackendState = state, started: float = started) -> None:
                 nonlocal released
@@ -161,13 +162,17 @@ class ProxyHandler:
                         response: Response = attempt.stream_response(
                             upstream_response, held, parsed.client_wants_usage, on_end=release
                         )
-                        released = True  # from here on the stream's end releases the slot
+                        handed_over = True  # from here on the stream's end releases the slot
                         state.breaker.success()
                         return self._finish(response, backend, decision, fallbacks, record)
                 else:
                     outcome = await attempt.unary()
+            except BaseException:
+                state.breaker.abandon()
+                raise
             finally:
-                release()  # a stream that went out releases when it ends instead (on_end)
+                if not handed_over:
+                    release()
             if outcome.backend_failed:
                 state.breaker.failure()
             else:

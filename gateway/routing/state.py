@@ -60,6 +60,10 @@ class CircuitBreaker:
             return True
         return False
 
+    def abandon(self) -> None:
+        """The request let through never reached a verdict (the client left): let another probe go."""
+        self._probing = False
+
     def success(self) -> None:
         self._failures = 0
         self._opened_at = None
