@@ -296,5 +296,9 @@ def test_in_flight_counts_return_to_zero(gateway):
     for stream in (False, True):
         for model in ("auto", "quality"):
             post(gateway, {"model": model, "messages": CHAT, "stream": stream})
-        post(gateway, {"model": "auto", "messages": CHAT, "stream": stream}, {"x-sim-fault-diffusion": "status=500"})
+        post(
+            gateway,
+            {"model": "auto", "messages": CHAT, "stream": stream},
+            {"x-sim-fault-diffusion": "status=500"},
+        )
     assert wait_for(lambda: all(s.in_flight == 0 for s in pool.states.values()))
