@@ -22,13 +22,13 @@ from starlette.responses import Response
 
 from gateway.auth.principal import Principal
 from gateway.config import BackendSettings, Settings
-from gateway.errors import GatewayError, InvalidRequest, PermissionDenied, UpstreamFailure
+from gateway.errors import InvalidRequest, PermissionDenied, UpstreamFailure
 from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
 from gateway.proxy.body import Endpoint, ProxiedRequest, parse_request, read_body, upstream_body
 from gateway.proxy.headers import upstream_request_headers
 from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
 from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
-from gateway.routing.state import BackendPool, BackendState
+from gateway.routing.state import BackendPool
 from gateway.telemetry.record import RequestRecord
 from gateway.upstream import UpstreamClient
 
@@ -110,87 +110,78 @@ class ProxyHandler:
             backend = self._backends[name]
             state = self._pool[name]
             following = attempts[index + 1] if index + 1 < len(attempts) else None
-            if not state.breaker.allow():
-                outcome = Outcome(
-                    error=UpstreamFailure(
-                        "The backend is failing; the gateway is giving it time to recover.",
-                        status=503,
-                        code="backend_unavailable",
-                        backend=name,
-                    ),
-                    retry="breaker_open",
-                    outcome="upstream_connect",
-                )
-                if following is not None:
-                    fallbacks.append(f"{name}>{following}:breaker_open")
-                continue
-            quality_next = following is not None and self._backends[following].kind != "diffusion"
-            attempt = Attempt(
-                upstream=self._upstream,
-                backend=backend,
-                path=_PATHS[parsed.endpoint],
-                body=upstream_body(
-                    parsed,
-                    backend.model,
-                    drop_temperature=decision.drop_temperature and backend.kind == "diffusion",
-                    diffusion_max_steps=steps if backend.kind == "diffusion" else None,
-                ),
-                headers=upstream_request_headers(request.headers.items(), backend, record.request_id),
-                record=record,
-                request_payload=parsed.payload,
-                quality=self._policy.quality if backend.kind == "diffusion" and quality_next else None,
-                clock=self._clock,
-            )
             record.backend = name
-            started = self._clock()
-            state.acquire()
-            released = False
-            handed_over = False
-
-            def release(_: bool = False, state: BackendState = state, started: float = started) -> None:
-                nonlocal released
-                if not released:
-                    released = True
-                    state.release()
-                    state.observe_latency(self._clock() - started)
-
-            try:
-                if parsed.stream:
-                    outcome, upstream_response, held = await attempt.open_stream()
-                    if upstream_response is not None:
-                        record.backend = name
-                        response: Response = attempt.stream_response(
-                            upstream_response, held, parsed.client_wants_usage, on_end=release
-                        )
-                        handed_over = True  # from here on the stream's end releases the slot
-                        state.breaker.success()
-                        return self._finish(response, backend, decision, fallbacks, record)
-                else:
-                    outcome = await attempt.unary()
-            except BaseException:
-                state.breaker.abandon()
-                raise
-            finally:
-                if not handed_over:
-                    release()
-            if outcome.backend_failed:
-                state.breaker.failure()
+            if not state.breaker.allow():
+                outcome = _breaker_open(name)
             else:
-                state.breaker.success()
+                attempt = self._attempt(request, parsed, decision, steps, record, backend, following)
+                lease = state.lease(self._clock)
+                handed_over = False
+                try:
+                    if parsed.stream:
+                        outcome, upstream_response, held = await attempt.open_stream()
+                        if upstream_response is not None:
+                            response: Response = attempt.stream_response(
+                                upstream_response, held, parsed.client_wants_usage, on_end=lease.release
+                            )
+                            handed_over = True  # from here on the stream's end releases the slot
+                            state.breaker.success()
+                            return _with_why(response, backend, decision, fallbacks, record)
+                    else:
+                        outcome = await attempt.unary()
+                except BaseException:
+                    state.breaker.abandon()
+                    raise
+                finally:
+                    if not handed_over:
+                        lease.release()
+                if outcome.backend_failed:
+                    state.breaker.failure()
+                else:
+                    state.breaker.success()
             if outcome.retry is None or following is None:
                 break
             fallbacks.append(f"{name}>{following}:{outcome.retry}")
 
         assert backend is not None
-        record.backend = backend.name
         if outcome.outcome != "ok":
             record.outcome = outcome.outcome
         if outcome.error is not None:
-            self._label_error(outcome.error, backend, decision, fallbacks, record)
+            outcome.error.headers.update(_why(backend, decision, fallbacks, record))
             raise outcome.error
         assert outcome.response is not None
         record.ttfb = self._clock() - record.started
-        return self._finish(outcome.response, backend, decision, fallbacks, record)
+        return _with_why(outcome.response, backend, decision, fallbacks, record)
+
+    def _attempt(
+        self,
+        request: Request,
+        parsed: ProxiedRequest,
+        decision: Decision,
+        steps: int | None,
+        record: RequestRecord,
+        backend: BackendSettings,
+        following: str | None,
+    ) -> Attempt:
+        diffusion = backend.kind == "diffusion"
+        # Diffusion answers are checked when an autoregressive backend is next in line to re-run them.
+        checked = diffusion and following is not None and self._backends[following].kind != "diffusion"
+        return Attempt(
+            upstream=self._upstream,
+            backend=backend,
+            path=_PATHS[parsed.endpoint],
+            body=upstream_body(
+                parsed,
+                backend.model,
+                drop_temperature=decision.drop_temperature and diffusion,
+                diffusion_max_steps=steps if diffusion else None,
+            ),
+            headers=upstream_request_headers(request.headers.items(), backend, record.request_id),
+            record=record,
+            request_payload=parsed.payload,
+            quality=self._policy.quality if checked else None,
+            clock=self._clock,
+        )
 
     async def _queue(self, name: str) -> None:
         spill = self._policy.spillover
@@ -210,28 +201,28 @@ class ProxyHandler:
         finally:
             self._pool.waiting -= 1
 
-    def _finish(
-        self,
-        response: Response,
-        backend: BackendSettings,
-        decision: Decision,
-        fallbacks: list[str],
-        record: RequestRecord,
-    ) -> Response:
-        response.raw_headers += [
-            (k.encode(), v.encode()) for k, v in _why(backend, decision, fallbacks, record).items()
-        ]
-        return response
 
-    def _label_error(
-        self,
-        error: GatewayError,
-        backend: BackendSettings,
-        decision: Decision,
-        fallbacks: list[str],
-        record: RequestRecord,
-    ) -> None:
-        error.headers.update(_why(backend, decision, fallbacks, record))
+def _breaker_open(name: str) -> Outcome:
+    error = UpstreamFailure(
+        "The backend is failing; the gateway is giving it time to recover.",
+        status=503,
+        code="backend_unavailable",
+        backend=name,
+    )
+    return Outcome(error=error, retry="breaker_open", outcome="upstream_connect")
+
+
+def _with_why(
+    response: Response,
+    backend: BackendSettings,
+    decision: Decision,
+    fallbacks: list[str],
+    record: RequestRecord,
+) -> Response:
+    response.raw_headers += [
+        (k.encode(), v.encode()) for k, v in _why(backend, decision, fallbacks, record).items()
+    ]
+    return response
 
 
 def _why(

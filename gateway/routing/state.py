@@ -17,7 +17,7 @@ from gateway.config import BackendSettings
 from gateway.routing.decision import BackendView
 from gateway.routing.settings import BreakerSettings
 
-__all__ = ["BackendPool", "BackendState", "CircuitBreaker"]
+__all__ = ["BackendPool", "BackendState", "CircuitBreaker", "Lease"]
 
 log = logging.getLogger("gateway.routing")
 
@@ -100,8 +100,10 @@ class BackendState:
             expected_latency=self.latency,
         )
 
-    def acquire(self) -> None:
+    def lease(self, clock: Callable[[], float]) -> Lease:
+        """Count one request in flight until the lease is released (once, however often it is called)."""
         self.in_flight += 1
+        return Lease(self, clock)
 
     def release(self) -> None:
         self.in_flight -= 1
@@ -125,6 +127,22 @@ class BackendState:
             except TimeoutError:
                 return False
         return True
+
+
+class Lease:
+    __slots__ = ("_clock", "_released", "_started", "_state")
+
+    def __init__(self, state: BackendState, clock: Callable[[], float]) -> None:
+        self._state = state
+        self._clock = clock
+        self._started = clock()
+        self._released = False
+
+    def release(self, *_: object) -> None:
+        if not self._released:
+            self._released = True
+            self._state.release()
+            self._state.observe_latency(self._clock() - self._started)
 
 
 class BackendPool:
