@@ -30,6 +30,7 @@ from gateway.middleware import RequestContextMiddleware
 from gateway.proxy.handler import BACKEND_HEADER, ProxyHandler
 from gateway.routing.health import probe_forever
 from gateway.routing.state import BackendPool
+from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.metrics import Metrics
 from gateway.upstream import UpstreamClient
 
@@ -46,7 +47,13 @@ def create_app(
     registry: CollectorRegistry | None = None,
 ) -> FastAPI:
     """Build the gateway. Raises ConfigError when the auth material named in ``settings`` is unusable."""
-    metrics = Metrics(registry or CollectorRegistry(), (b.name for b in settings.backends))
+    registry = registry or CollectorRegistry()
+    metrics = Metrics(
+        registry,
+        (b.name for b in settings.backends),
+        rules=(r.name for r in settings.routing.rules),
+        tiers=settings.auth.tiers,
+    )
     keys = _key_store(settings)
     idp_client = httpx.AsyncClient(transport=idp_transport, trust_env=False, follow_redirects=False)
     tiers = settings.auth.tiers
@@ -60,6 +67,8 @@ def create_app(
         )
     upstream = UpstreamClient(settings.backends, transport=upstream_transport)
     pool = BackendPool(settings.backends, settings.routing.breaker)
+    snapshots: dict[str, BackendSnapshot] = {}
+    registry.register(BackendCollector(pool, snapshots))
     state = GatewayState(
         settings=settings,
         auth=Authenticator(
@@ -82,7 +91,10 @@ def create_app(
         tasks: list[asyncio.Task[None]] = []
         if keys is not None:
             tasks.append(asyncio.create_task(keys.watch(settings.auth.reload_interval)))
-        tasks.append(asyncio.create_task(probe_forever(pool, upstream, settings.routing.health_interval)))
+        interval = settings.routing.health_interval
+        tasks.append(asyncio.create_task(probe_forever(pool, upstream, interval)))
+        if settings.telemetry.scrape_backends:
+            tasks.append(asyncio.create_task(scrape_forever(pool, upstream, snapshots, interval)))
         if verifier is not None and verifier.jwks is not None:
             await verifier.jwks.refresh()  # a failure is logged; cached-or-503 logic takes over
         try:

@@ -49,6 +49,7 @@ __all__ = [
     "JWTSettings",
     "ServerSettings",
     "Settings",
+    "TelemetrySettings",
     "TierPolicy",
     "TimeoutSettings",
     "load_settings",
@@ -208,6 +209,14 @@ class AuthSettings(_Section):
     tiers: dict[str, TierPolicy] = Field(default_factory=dict)
 
 
+class TelemetrySettings(_Section):
+    # Prompt and completion text in the request log: off unless an operator turns it on, and cut short.
+    log_content: bool = False
+    log_content_max_chars: int = Field(2000, ge=0)
+    # Scrape each backend's /metrics (load and diffusion counters) every routing.health_interval seconds.
+    scrape_backends: bool = True
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
@@ -224,6 +233,7 @@ class Settings(BaseSettings):
     backends: list[BackendSettings] = Field(default_factory=list)
     auth: AuthSettings = AuthSettings()
     routing: RoutingSettings = RoutingSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

@@ -58,7 +58,17 @@ class Gateway:
         return self.server.url + "/v1"
 
     def metric(self, name: str, **labels: str) -> float:
-        return self.registry.get_sample_value(name, labels) or 0.0
+        """The sum of every sample of ``name`` whose labels include ``labels``."""
+        return sample_sum(self.registry, name, **labels)
+
+
+def sample_sum(registry: CollectorRegistry, name: str, **labels: str) -> float:
+    total = 0.0
+    for family in registry.collect():
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                total += sample.value
+    return total
 
 
 @pytest.fixture

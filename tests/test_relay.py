@@ -65,5 +65,6 @@ async def test_stream_cut_without_done_ends_with_an_error_event():
     assert r.content.startswith(CHUNK + CHUNK)
     assert r.content.endswith(b"\n\ndata: [DONE]\n\n")
     assert b'"code":"backend_stream_interrupted"' in r.content
-    labels = {"backend": "diffusion", "outcome": "upstream_broken", "stream": "true"}
-    assert registry.get_sample_value("gateway_requests_total", labels) == 1
+    from tests.conftest import sample_sum
+
+    assert sample_sum(registry, "gateway_requests_total", backend="diffusion", outcome="upstream_broken") == 1

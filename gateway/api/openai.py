@@ -29,6 +29,7 @@ async def _proxy(request: Request, endpoint: str) -> Response:
     record = record_of(request.scope)
     principal = await state.auth.authenticate(request.headers)
     record.principal = principal.name
+    record.principal_label = state.metrics.principal_label(principal.kind, principal.name, principal.tier)
     return await state.proxy.handle(
         request, "chat" if endpoint == "chat" else "completions", principal, record
     )

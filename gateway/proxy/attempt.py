@@ -194,6 +194,7 @@ class Attempt:
         except UpstreamError as exc:
             record.outcome = f"upstream_{exc.kind}"
             record.error_code = "backend_stream_interrupted"
+            record.upstream_errors.append((self.backend.name, "stream_interrupted"))
             yield (
                 error_event(
                     "The backend failed while streaming the answer; the answer is incomplete.",

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.auth.principal import Principal
-from gateway.config import BackendSettings, Settings
+from gateway.config import BackendSettings, DiffusionSettings, Settings
 from gateway.errors import InvalidRequest, PermissionDenied, UpstreamFailure
 from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
 from gateway.proxy.body import Endpoint, ProxiedRequest, parse_request, read_body, upstream_body
@@ -29,7 +29,7 @@ from gateway.proxy.headers import upstream_request_headers
 from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
 from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
 from gateway.routing.state import BackendPool
-from gateway.telemetry.record import RequestRecord
+from gateway.telemetry.record import DiffusionRun, RequestRecord
 from gateway.upstream import UpstreamClient
 
 __all__ = ["BACKEND_HEADER", "FALLBACK_HEADER", "ROUTE_HEADER", "SPEED_HEADER", "ProxyHandler"]
@@ -139,9 +139,12 @@ class ProxyHandler:
                     state.breaker.failure()
                 else:
                     state.breaker.success()
+            if outcome.backend_failed or outcome.retry == "status_429":
+                record.upstream_errors.append((name, _error_kind(outcome.retry)))
             if outcome.retry is None or following is None:
                 break
             fallbacks.append(f"{name}>{following}:{outcome.retry}")
+            record.fallbacks.append((name, following, outcome.retry))
 
         assert backend is not None
         if outcome.outcome != "ok":
@@ -164,6 +167,7 @@ class ProxyHandler:
         following: str | None,
     ) -> Attempt:
         diffusion = backend.kind == "diffusion"
+        record.diffusion = _diffusion_run(backend, parsed.payload, steps) if diffusion else None
         # Diffusion answers are checked when an autoregressive backend is next in line to re-run them.
         checked = diffusion and following is not None and self._backends[following].kind != "diffusion"
         return Attempt(
@@ -231,8 +235,32 @@ def _why(
     headers = {BACKEND_HEADER: backend.name, ROUTE_HEADER: ",".join(decision.reasons)}
     if fallbacks:
         headers[FALLBACK_HEADER] = ",".join(fallbacks)
-        record.extra["fallback"] = fallbacks
     return headers
+
+
+def _error_kind(retry: str | None) -> str:
+    if retry is not None and retry.startswith("status_5"):
+        return "status_5xx"
+    return retry or "broken"
+
+
+def _diffusion_run(
+    backend: BackendSettings, payload: dict[str, object], tier_steps: int | None
+) -> DiffusionRun:
+    """The canvas and step cap this request runs with: the server's, lowered by the request's own
+    ``vllm_xargs`` or its speed tier (vLLM clamps both to the server's values, backends.md)."""
+    served = backend.diffusion or DiffusionSettings()
+    xargs = payload.get("vllm_xargs")
+    asked_steps = xargs.get("diffusion_max_steps") if isinstance(xargs, dict) else None
+    asked_canvas = xargs.get("diffusion_canvas_length") if isinstance(xargs, dict) else None
+    steps = served.max_denoising_steps
+    for cap in (asked_steps, tier_steps):
+        if isinstance(cap, int) and not isinstance(cap, bool):
+            steps = min(steps, max(1, cap))
+    canvas = served.canvas_length
+    if isinstance(asked_canvas, int) and not isinstance(asked_canvas, bool) and 1 <= asked_canvas <= canvas:
+        canvas = asked_canvas
+    return DiffusionRun(served.sampler, served.entropy_bound, canvas, steps)
 
 
 def plan_route(

@@ -74,9 +74,24 @@ def log_request(record: RequestRecord, finished: float) -> None:
         fields["error_code"] = record.error_code
     if record.ttfb is not None:
         fields["ttfb_ms"] = round(record.ttfb * 1000, 2)
-    if record.usage is not None:
-        fields["prompt_tokens"] = record.usage.prompt_tokens
-        fields["completion_tokens"] = record.usage.completion_tokens
-        fields["reasoning_tokens"] = record.usage.reasoning_tokens
-    fields.update(record.extra)
+    if record.fallbacks:
+        fields["fallback"] = [f"{a}>{b}:{why}" for a, b, why in record.fallbacks]
+    if record.upstream_errors:
+        fields["upstream_errors"] = [f"{backend}:{kind}" for backend, kind in record.upstream_errors]
+    usage = record.usage
+    if usage is not None:
+        fields["prompt_tokens"] = usage.prompt_tokens
+        fields["completion_tokens"] = usage.completion_tokens
+        fields["reasoning_tokens"] = usage.reasoning_tokens
+    run = record.diffusion
+    if run is not None and record.backend is not None:
+        fields["sampler"] = run.sampler
+        fields["entropy_bound"] = run.entropy_bound
+        fields["canvas_length"] = run.canvas_length
+        fields["max_steps"] = run.max_steps
+        if usage is not None:
+            fields["canvases"] = run.canvases(usage.completion_tokens)
+            fields["canvas_fill"] = round(run.fill(usage.completion_tokens), 4)
+    if record.content is not None:
+        fields["content"] = record.content
     request_log.info("request", extra={"fields": fields})

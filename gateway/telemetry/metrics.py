@@ -1,5 +1,9 @@
 """Prometheus metrics. Every metric lives in an injectable registry, so tests read exact values from a
-fresh one; every label value comes from a bounded set (configured names, fixed codes), never from a request.
+fresh one. Every label value comes from a bounded set: configured backend, key, tier and rule names,
+fixed reason and outcome codes, buckets. Anything else becomes ``other`` (peers.md #5), and no label ever
+holds a request's model string, a prompt, a key or a digest.
+
+The names and labels are documented in one table in the README ("Metrics").
 """
 
 from __future__ import annotations
@@ -10,13 +14,14 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from gateway.telemetry.record import RequestRecord
 
-__all__ = ["OUTCOMES", "Metrics"]
+__all__ = ["AUTH_REASONS", "OUTCOMES", "Metrics", "length_bucket"]
 
 OUTCOMES = frozenset(
     {
         "ok",
         "client_error",
         "auth_error",
+        "rate_limited",
         "upstream_connect",
         "upstream_timeout",
         "upstream_broken",
@@ -41,50 +46,189 @@ AUTH_REASONS = frozenset(
         "unknown_kid",
     }
 )
+# Route reason codes without a configured part (see gateway/routing/decision.py).
+_REASONS = frozenset(
+    {
+        "explicit:header",
+        "explicit:model",
+        "explicit:alias",
+        "default",
+        "adapted:temperature",
+        "spillover",
+        "queued",
+        "tool-heavy:tools",
+        "tool-heavy:tool_choice",
+        "tool-heavy:agent-loop",
+        "hard:code",
+        "hard:math",
+        "hard:reasoning",
+        "hard:thinking",
+        "incompatible:temperature",
+        "incompatible:structured_output",
+        "incompatible:image",
+        "incompatible:logprobs",
+        "incompatible:seed",
+        "incompatible:min_p",
+        "incompatible:min_tokens",
+        "incompatible:logit_bias",
+        "incompatible:bad_words",
+        "incompatible:allowed_token_ids",
+    }
+)
+_FALLBACK_REASONS = frozenset(
+    {
+        "connect",
+        "timeout",
+        "broken",
+        "backend_auth",
+        "breaker_open",
+        "status_429",
+        "status_500",
+        "status_502",
+        "status_503",
+        "status_504",
+        "quality:tool_json",
+        "quality:tool_required",
+        "quality:empty",
+        "quality:markup",
+        "quality:repetition",
+    }
+)
+_ERROR_KINDS = frozenset(
+    {"connect", "timeout", "broken", "backend_auth", "status_429", "status_5xx", "stream_interrupted"}
+)
 OTHER = "other"
 NONE = "none"
+# Key names come from the key file, which only operators write; still, a label set has a ceiling.
+MAX_PRINCIPALS = 1000
 
-_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+_LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 120, 300)
+_THROUGHPUT = (1, 5, 10, 20, 50, 100, 200, 400, 800, 1600, 3200)
+_LENGTHS = ((16, "1-16"), (64, "17-64"), (256, "65-256"), (1024, "257-1024"))
+
+
+def length_bucket(completion_tokens: int) -> str:
+    """Output-length buckets: a 2-token reply and a 2,000-token essay are never averaged together."""
+    if completion_tokens <= 0:
+        return "0"
+    for limit, name in _LENGTHS:
+        if completion_tokens <= limit:
+            return name
+    return "1025+"
 
 
 class Metrics:
-    def __init__(self, registry: CollectorRegistry, backends: Iterable[str]) -> None:
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        backends: Iterable[str],
+        *,
+        rules: Iterable[str] = (),
+        tiers: Iterable[str] = (),
+    ) -> None:
         self.registry = registry
         self._backends = frozenset(backends)
-        self.requests = Counter(
+        self._reasons = _REASONS | {f"rule:{r}" for r in rules} | {f"unavailable:{b}" for b in self._backends}
+        self._tiers = frozenset(tiers)
+        self._principals: set[str] = set()
+
+        def counter(name: str, doc: str, labels: list[str]) -> Counter:
+            return Counter(name, doc, labels, registry=registry)
+
+        def histogram(name: str, doc: str, labels: list[str], buckets: tuple[float, ...]) -> Histogram:
+            return Histogram(name, doc, labels, buckets=buckets, registry=registry)
+
+        self.requests = counter(
             "gateway_requests",
-            "Requests answered, by backend, outcome and whether streamed.",
-            ["backend", "outcome", "stream"],
-            registry=registry,
+            "Requests answered, by backend, primary route reason, outcome, streamed or not, and principal.",
+            ["backend", "route", "outcome", "stream", "principal"],
         )
-        self.duration = Histogram(
+        self.route_reasons = counter(
+            "gateway_route_reasons", "Every reason code behind a routing decision.", ["backend", "reason"]
+        )
+        self.duration = histogram(
             "gateway_request_duration_seconds",
-            "End-to-end time from request received to last byte sent.",
-            ["backend"],
-            buckets=_LATENCY_BUCKETS,
-            registry=registry,
-        )
-        self.ttfb = Histogram(
-            "gateway_time_to_first_byte_seconds",
-            "Time from request received to the first body byte sent to the client.",
+            "End to end: request received to last byte sent.",
             ["backend", "stream"],
-            buckets=_LATENCY_BUCKETS,
-            registry=registry,
+            _LATENCY,
         )
-        self.tokens = Counter(
+        self.ttfb = histogram(
+            "gateway_time_to_first_byte_seconds",
+            "Request received to the first body byte sent to the client.",
+            ["backend", "stream"],
+            _LATENCY,
+        )
+        self.tokens = counter(
             "gateway_tokens",
             "Tokens from the backends' usage reports, streams included.",
             ["backend", "type"],
-            registry=registry,
         )
-        self.auth_failures = Counter(
-            "gateway_auth_failures", "Rejected credentials, by reason.", ["reason"], registry=registry
+        self.principal_tokens = counter(
+            "gateway_principal_tokens", "Tokens by principal, from usage.", ["principal", "type"]
         )
+        self.throughput = histogram(
+            "gateway_output_tokens_per_second",
+            "Completion tokens over end-to-end time, by output-length bucket.",
+            ["backend", "length"],
+            _THROUGHPUT,
+        )
+        diffusion_labels = ["backend", "sampler", "entropy_bound", "canvas_length", "max_steps"]
+        self.diffusion_requests = counter(
+            "gateway_diffusion_requests",
+            "Requests served by a diffusion backend, with the sampler, entropy bound, canvas and step cap.",
+            diffusion_labels,
+        )
+        self.diffusion_canvases = histogram(
+            "gateway_diffusion_canvases",
+            "Canvases (blocks) per diffusion answer: ceil(completion_tokens / canvas_length).",
+            diffusion_labels,
+            (1, 2, 3, 4, 6, 8, 12, 16, 32),
+        )
+        self.diffusion_fill = histogram(
+            "gateway_diffusion_canvas_fill_ratio",
+            "completion_tokens / (canvases x canvas_length): how much of the paid-for canvas was used.",
+            diffusion_labels,
+            (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0),
+        )
+        self.fallbacks = counter(
+            "gateway_fallbacks",
+            "Switches of backend before the first byte.",
+            ["from_backend", "to_backend", "reason"],
+        )
+        self.upstream_errors = counter(
+            "gateway_upstream_errors", "Failed attempts at a backend, by kind.", ["backend", "kind"]
+        )
+        self.auth_failures = counter("gateway_auth_failures", "Rejected credentials, by reason.", ["reason"])
+        self.rate_limited = counter(
+            "gateway_rate_limited",
+            "Requests rejected by a limit, by principal and limit.",
+            ["principal", "limit"],
+        )
+
+    # ---- bounded label values ---------------------------------------------------------------------------
 
     def backend_label(self, name: str | None) -> str:
         if name is None:
             return NONE
         return name if name in self._backends else OTHER
+
+    def principal_label(self, kind: str, name: str, tier: str | None) -> str:
+        """A key's name; JWT subjects are unbounded, so a JWT principal is counted by its tier."""
+        if kind == "anonymous":
+            return "anonymous"
+        if kind == "jwt":
+            return f"jwt:{tier}" if tier in self._tiers else "jwt"
+        if name in self._principals:
+            return name
+        if len(self._principals) < MAX_PRINCIPALS:
+            self._principals.add(name)
+            return name
+        return OTHER
+
+    def _reason(self, reason: str) -> str:
+        return reason if reason in self._reasons else OTHER
+
+    # ---- recording --------------------------------------------------------------------------------------
 
     def auth_failed(self, reason: str) -> None:
         self.auth_failures.labels(reason if reason in AUTH_REASONS else OTHER).inc()
@@ -93,14 +237,46 @@ class Metrics:
         backend = self.backend_label(record.backend)
         stream = "true" if record.stream else "false"
         outcome = record.outcome if record.outcome in OUTCOMES else OTHER
-        self.requests.labels(backend, outcome, stream).inc()
+        route = self._reason(record.route_reasons[0]) if record.route_reasons else NONE
+        principal = record.principal_label or NONE
+        self.requests.labels(backend, route, outcome, stream, principal).inc()
+        for reason in record.route_reasons:
+            self.route_reasons.labels(backend, self._reason(reason)).inc()
+        for source, target, why in record.fallbacks:
+            reason = why if why in _FALLBACK_REASONS else OTHER
+            self.fallbacks.labels(self.backend_label(source), self.backend_label(target), reason).inc()
+        for failed, kind in record.upstream_errors:
+            self.upstream_errors.labels(
+                self.backend_label(failed), kind if kind in _FALLBACK_REASONS else OTHER
+            ).inc()
         if record.backend is None:
             return
-        self.duration.labels(backend).observe(finished - record.started)
+        elapsed = finished - record.started
+        self.duration.labels(backend, stream).observe(elapsed)
         if record.ttfb is not None:
             self.ttfb.labels(backend, stream).observe(record.ttfb)
         usage = record.usage
-        if usage is not None:
-            self.tokens.labels(backend, "prompt").inc(usage.prompt_tokens)
-            self.tokens.labels(backend, "completion").inc(usage.completion_tokens)
-            self.tokens.labels(backend, "reasoning").inc(usage.reasoning_tokens)
+        if usage is None:
+            return
+        for kind, count in (
+            ("prompt", usage.prompt_tokens),
+            ("completion", usage.completion_tokens),
+            ("reasoning", usage.reasoning_tokens),
+        ):
+            self.tokens.labels(backend, kind).inc(count)
+            self.principal_tokens.labels(principal, kind).inc(count)
+        if elapsed > 0 and usage.completion_tokens > 0:
+            bucket = length_bucket(usage.completion_tokens)
+            self.throughput.labels(backend, bucket).observe(usage.completion_tokens / elapsed)
+        run = record.diffusion
+        if run is not None:
+            labels = (
+                backend,
+                run.sampler,
+                f"{run.entropy_bound:g}",
+                str(run.canvas_length),
+                str(run.max_steps),
+            )
+            self.diffusion_requests.labels(*labels).inc()
+            self.diffusion_canvases.labels(*labels).observe(run.canvases(usage.completion_tokens))
+            self.diffusion_fill.labels(*labels).observe(run.fill(usage.completion_tokens))

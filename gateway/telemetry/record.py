@@ -6,7 +6,25 @@ from dataclasses import dataclass, field
 
 from gateway.proxy.sse import Usage
 
-__all__ = ["RequestRecord"]
+__all__ = ["DiffusionRun", "RequestRecord"]
+
+
+@dataclass(frozen=True, slots=True)
+class DiffusionRun:
+    """How a diffusion backend ran this request: its server-wide sampler settings (from the gateway's
+    configuration of that backend) and the per-request canvas and step cap that were sent."""
+
+    sampler: str
+    entropy_bound: float
+    canvas_length: int
+    max_steps: int
+
+    def canvases(self, completion_tokens: int) -> int:
+        # A reply of any length costs at least one whole canvas (backends.md).
+        return max(1, -(-completion_tokens // self.canvas_length))
+
+    def fill(self, completion_tokens: int) -> float:
+        return completion_tokens / (self.canvases(completion_tokens) * self.canvas_length)
 
 
 @dataclass(slots=True)
@@ -17,6 +35,8 @@ class RequestRecord:
     path: str
     started: float
     principal: str | None = None
+    # The principal as a metric label: a key name, "jwt" or "jwt:<tier>", "anonymous" (bounded values).
+    principal_label: str | None = None
     backend: str | None = None
     route_reasons: tuple[str, ...] = ()
     stream: bool = False
@@ -26,4 +46,10 @@ class RequestRecord:
     error_code: str | None = None
     ttfb: float | None = None
     usage: Usage | None = None
-    extra: dict[str, object] = field(default_factory=dict)
+    # (from, to, reason) for each switch of backend.
+    fallbacks: list[tuple[str, str, str]] = field(default_factory=list)
+    # (backend, kind) for each failed attempt.
+    upstream_errors: list[tuple[str, str]] = field(default_factory=list)
+    diffusion: DiffusionRun | None = None
+    # Prompt and completion text, only when telemetry.log_content is on.
+    content: dict[str, object] | None = None
