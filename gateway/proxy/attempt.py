@@ -85,6 +85,8 @@ class Attempt:
             return _status(response.status, data, self.backend)
         body = _json(data)
         self.record.usage = Usage.from_json(body.get("usage")) if isinstance(body, dict) else None
+        if self.record.content is not None:
+            self.record.content["completion"] = _answer_of(body).content
         ok = Outcome(response=raw_response(data, response.status, client_response_headers(response.headers)))
         if self.quality is not None:
             rough = check_answer(_answer_of(body), self.request_payload, self.quality)
@@ -168,6 +170,7 @@ class Attempt:
         splitter = EventSplitter()
         pending = list(held)
         done = False
+        sent: list[bytes] | None = [] if record.content is not None else None
         try:
             while not done:
                 chunk = pending.pop(0) if pending else await response.next_chunk()
@@ -190,6 +193,8 @@ class Attempt:
                 if out:
                     if record.ttfb is None:
                         record.ttfb = self.clock() - record.started
+                    if sent is not None:
+                        sent.extend(out)
                     yield b"".join(out)
         except UpstreamError as exc:
             record.outcome = f"upstream_{exc.kind}"
@@ -205,6 +210,8 @@ class Attempt:
             )
         finally:
             await response.aclose()
+            if sent is not None and record.content is not None:
+                record.content["completion"] = _answer_of_events(sent).content
 
 
 def _json(data: bytes) -> Any:

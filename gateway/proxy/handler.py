@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import orjson
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
@@ -82,6 +83,11 @@ class ProxyHandler:
         body = await read_body(request, server.max_body_bytes)
         parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
         record.stream = parsed.stream
+        telemetry = self._settings.telemetry
+        if telemetry.log_content:
+            prompt = parsed.payload.get("messages", parsed.payload.get("prompt"))
+            record.content = {"prompt": orjson.dumps(prompt).decode()}
+            record.content_limit = telemetry.log_content_max_chars
         decision, steps = self.plan(parsed, request.headers, principal)
         record.route_reasons = decision.reasons
         try:

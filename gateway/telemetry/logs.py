@@ -93,5 +93,6 @@ def log_request(record: RequestRecord, finished: float) -> None:
             fields["canvases"] = run.canvases(usage.completion_tokens)
             fields["canvas_fill"] = round(run.fill(usage.completion_tokens), 4)
     if record.content is not None:
-        fields["content"] = record.content
+        # Only with telemetry.log_content: true.
+        fields["content"] = {k: v[: record.content_limit] for k, v in record.content.items()}
     request_log.info("request", extra={"fields": fields})

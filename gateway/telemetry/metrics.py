@@ -247,7 +247,7 @@ class Metrics:
             self.fallbacks.labels(self.backend_label(source), self.backend_label(target), reason).inc()
         for failed, kind in record.upstream_errors:
             self.upstream_errors.labels(
-                self.backend_label(failed), kind if kind in _FALLBACK_REASONS else OTHER
+                self.backend_label(failed), kind if kind in _ERROR_KINDS else OTHER
             ).inc()
         if record.backend is None:
             return

@@ -51,5 +51,6 @@ class RequestRecord:
     # (backend, kind) for each failed attempt.
     upstream_errors: list[tuple[str, str]] = field(default_factory=list)
     diffusion: DiffusionRun | None = None
-    # Prompt and completion text, only when telemetry.log_content is on.
-    content: dict[str, object] | None = None
+    # Prompt and completion text, only when telemetry.log_content is on, cut to content_limit characters.
+    content: dict[str, str] | None = None
+    content_limit: int = 0
