@@ -110,6 +110,11 @@ class BackendCollector(Collector):
         def gauge(name: str, doc: str) -> GaugeMetricFamily:
             return GaugeMetricFamily(name, doc, labels=["backend"])
 
+        info = GaugeMetricFamily(
+            "gateway_backend_info",
+            "1 for each configured backend, with its kind.",
+            labels=["backend", "kind"],
+        )
         in_flight = gauge("gateway_backend_in_flight", "Requests the gateway has in flight at the backend.")
         up = gauge("gateway_backend_up", "1 when the backend passes its health probe, else 0.")
         breaker = gauge("gateway_backend_breaker_open", "1 while the backend's circuit breaker is open.")
@@ -134,6 +139,7 @@ class BackendCollector(Collector):
             )
         }
         for name, state in self._pool.states.items():
+            info.add_metric([name, state.settings.kind], 1.0)
             in_flight.add_metric([name], state.in_flight)
             up.add_metric([name], 1.0 if state.healthy else 0.0)
             breaker.add_metric([name], 1.0 if state.breaker.state == "open" else 0.0)
@@ -150,5 +156,15 @@ class BackendCollector(Collector):
                 steps_per_canvas.add_metric([name], snap.steps_per_canvas)
             if snap.tokens_per_step is not None:
                 tokens_per_step.add_metric([name], snap.tokens_per_step)
-        yield from (in_flight, up, breaker, running, waiting, kv_cache, steps_per_canvas, tokens_per_step)
+        yield from (
+            info,
+            in_flight,
+            up,
+            breaker,
+            running,
+            waiting,
+            kv_cache,
+            steps_per_canvas,
+            tokens_per_step,
+        )
         yield from counters.values()

@@ -1,0 +1,169 @@
+"""deploy/prometheus and deploy/grafana: checked with promtool, every series they query shown to exist
+after traffic of every kind, and a real Prometheus server scraping a real gateway."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support import AR_MODEL, wait_for
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
+CODE = [{"role": "user", "content": "Write a python function that merges two sorted lists"}]
+
+
+def need(binary: str) -> str:
+    """The path of a system binary; CI installs it (.ci/run), so there a missing one is a failure."""
+    path = shutil.which(binary)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{binary} is not installed; .ci/run installs it (Debian package prometheus)")
+        pytest.skip(f"{binary} not installed (apt-get install prometheus)")
+    return path
+
+
+def test_promtool_accepts_the_config_and_the_rules():
+    promtool = need("promtool")
+    for args in (
+        ["check", "config", str(DEPLOY / "prometheus" / "prometheus.yml")],
+        ["check", "rules", str(DEPLOY / "prometheus" / "alerts.yml")],
+    ):
+        result = subprocess.run([promtool, *args], capture_output=True, text=True, timeout=60, check=False)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_alert_rules_fire_as_intended():
+    promtool = need("promtool")
+    result = subprocess.run(
+        [promtool, "test", "rules", str(DEPLOY / "prometheus" / "alerts_test.yml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def queried_metrics() -> set[str]:
+    exprs = []
+    dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "diffusion-gateway.json").read_text())
+    for panel in dashboard["panels"]:
+        exprs += [t["expr"] for t in panel["targets"]]
+    exprs += [
+        v["query"]["query"] for v in dashboard["templating"]["list"] if isinstance(v.get("query"), dict)
+    ]
+    rules = yaml.safe_load((DEPLOY / "prometheus" / "alerts.yml").read_text())
+    exprs += [rule["expr"] for group in rules["groups"] for rule in group["rules"]]
+    return set(re.findall(r"\bgateway_[a-z_]+\b", "\n".join(exprs)))
+
+
+def every_kind_of_traffic(gw) -> None:
+    h = {"authorization": f"Bearer {gw.key}"}
+
+    def post(body, **extra):
+        return httpx.post(gw.base_url + "/chat/completions", json=body, headers={**h, **extra}, timeout=10)
+
+    post({"model": "auto", "messages": CHAT})  # diffusion
+    post({"model": "auto", "messages": CHAT, "stream": True})  # diffusion, streamed
+    post({"model": "auto", "messages": CODE, "stream": True})  # autoregressive, streamed
+    post(
+        {"model": "auto", "messages": CHAT}, **{"x-sim-fault-diffusion": "status=500"}
+    )  # fallback on failure
+    post({"model": "auto", "messages": CHAT}, **{"x-sim-fault-diffusion": "rough=markup"})  # quality fallback
+    post({"model": AR_MODEL, "messages": CHAT, "seed": 1})  # pinned
+    httpx.get(gw.base_url + "/models", headers={"authorization": "Bearer gw-wrong"})  # auth failure
+
+
+def test_every_series_the_dashboard_and_alerts_query_exists(make_gateway):
+    gw = make_gateway(routing={"health_interval": 0.2})
+    every_kind_of_traffic(gw)
+    wanted = queried_metrics()
+    assert {"gateway_requests_total", "gateway_diffusion_requests_total", "gateway_backend_info"} <= wanted
+
+    def present() -> set[str]:
+        text = httpx.get(gw.url + "/metrics").text
+        return {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+
+    # The backends' own metrics arrive with the next scrapes (every routing.health_interval).
+    assert wait_for(lambda: wanted <= present(), within=10), sorted(wanted - present())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_real_prometheus_sees_the_sampler_and_entropy_bound_per_request(make_gateway, tmp_path):
+    prometheus = need("prometheus")
+    gw = make_gateway()
+    port = free_port()
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(DEPLOY / "prometheus" / "alerts.yml")],
+        "scrape_configs": [
+            {"job_name": "gateway", "static_configs": [{"targets": [f"127.0.0.1:{gw.server.port}"]}]}
+        ],
+    }
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
+    proc = subprocess.Popen(
+        [
+            prometheus,
+            f"--config.file={tmp_path / 'prometheus.yml'}",
+            f"--storage.tsdb.path={tmp_path / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--log.level=warn",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    api = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        assert wait_for(lambda: _ready(f"http://127.0.0.1:{port}"), within=30), "prometheus did not start"
+        every_kind_of_traffic(gw)
+
+        def series(query: str) -> list[dict]:
+            r = httpx.get(api + "/query", params={"query": query}, timeout=5)
+            return r.json()["data"]["result"] if r.status_code == 200 else []
+
+        query = 'gateway_diffusion_requests_total{sampler="entropy_bound", entropy_bound="0.1"}'
+        assert wait_for(lambda: len(series(query)) > 0, within=30)
+        labels = series(query)[0]["metric"]
+        assert (
+            labels["backend"] == "diffusion"
+            and labels["canvas_length"] == "256"
+            and labels["max_steps"] == "48"
+        )
+        assert wait_for(
+            lambda: len(series('gateway_requests_total{backend="autoregressive"}')) > 0, within=30
+        )
+        rules = httpx.get(api + "/rules", timeout=5).json()["data"]["groups"][0]["rules"]
+        assert len(rules) == 5 and all(r["health"] in ("ok", "unknown") for r in rules)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _ready(base: str) -> bool:
+    try:
+        return httpx.get(base + "/-/ready", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        time.sleep(0.1)
+        return False
