@@ -26,6 +26,8 @@ from gateway.auth.keys import KeyStore
 from gateway.auth.tokens import JWTVerifier
 from gateway.config import ConfigError, Settings
 from gateway.errors import GatewayError, InvalidRequest, MethodNotAllowed, NotFound, UpstreamFailure
+from gateway.limits.limiter import Limiter, RateLimited
+from gateway.limits.store import build_store
 from gateway.middleware import RequestContextMiddleware
 from gateway.proxy.handler import BACKEND_HEADER, ProxyHandler
 from gateway.routing.health import probe_forever
@@ -66,6 +68,18 @@ def create_app(
             "create one with `gateway keys create NAME` or set auth.allow_anonymous: true"
         )
     upstream = UpstreamClient(settings.backends, transport=upstream_transport)
+    store = build_store(
+        settings.state.redis_url, prefix=settings.state.key_prefix, timeout=settings.state.timeout
+    )
+    limiter = Limiter(
+        settings.limits,
+        settings.state,
+        store,
+        on_reject=lambda principal, limit: metrics.rate_limited.labels(
+            metrics.principal_label(principal.kind, principal.name, principal.tier), limit
+        ).inc(),
+        on_store_error=lambda op: metrics.state_errors.labels(op).inc(),
+    )
     pool = BackendPool(settings.backends, settings.routing.breaker)
     snapshots: dict[str, BackendSnapshot] = {}
     registry.register(BackendCollector(pool, snapshots))
@@ -81,6 +95,8 @@ def create_app(
         upstream=upstream,
         idp_client=idp_client,
         pool=pool,
+        limiter=limiter,
+        store=store,
         proxy=ProxyHandler(settings, upstream, pool),
         metrics=metrics,
         started_at=int(time.time()),
@@ -104,6 +120,7 @@ def create_app(
                 task.cancel()
             await upstream.aclose()
             await idp_client.aclose()
+            await store.aclose()
 
     app = FastAPI(
         title="diffusion-gateway",
@@ -153,6 +170,8 @@ def _install_error_handlers(app: FastAPI) -> None:
         record = request.scope.get("state", {}).get("record")
         if record is not None:
             record.error_code = exc.code
+            if isinstance(exc, RateLimited):
+                record.outcome = "rate_limited"
         return _error_response(exc)
 
     async def http_error(request: Request, exc: Exception) -> Response:

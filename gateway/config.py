@@ -39,6 +39,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from gateway.limits.settings import LimitSettings, StateSettings
 from gateway.routing.settings import RoutingSettings
 
 __all__ = [
@@ -198,6 +199,7 @@ class TierPolicy(_Section):
     backends: list[str] | None = None  # backends the router may send its requests to (None: any)
     route_override: bool = True  # may choose a backend itself (x-gateway-route, aliases)
     speed_tier: str | None = None  # a routing.speed_tiers entry applied to its diffusion requests
+    limits: LimitSettings | None = None  # overrides the limits: section for its principals
 
 
 class AuthSettings(_Section):
@@ -234,6 +236,8 @@ class Settings(BaseSettings):
     auth: AuthSettings = AuthSettings()
     routing: RoutingSettings = RoutingSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
+    limits: LimitSettings = LimitSettings()
+    state: StateSettings = StateSettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

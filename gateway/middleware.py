@@ -59,7 +59,8 @@ class RequestContextMiddleware:
             if message["type"] == "http.response.start":
                 started = True
                 record.status = message["status"]
-                message["headers"] = [*message.get("headers", ()), id_header]
+                extra = [(k.encode(), v.encode()) for k, v in record.rate_headers]
+                message["headers"] = [*message.get("headers", ()), id_header, *extra]
             await send(message)
 
         try:
@@ -82,6 +83,11 @@ class RequestContextMiddleware:
             )
             await send({"type": "http.response.body", "body": error.body()})
         finally:
+            for hook in record.on_end:
+                try:
+                    await hook(record)
+                except Exception as exc:  # never let accounting break the response that already went out
+                    log.error("end-of-request hook failed", exc_info=exc)
             if scope["path"] not in _QUIET_PATHS:
                 finished = self.clock()
                 if not record.outcome:

@@ -30,6 +30,9 @@ async def _proxy(request: Request, endpoint: str) -> Response:
     principal = await state.auth.authenticate(request.headers)
     record.principal = principal.name
     record.principal_label = state.metrics.principal_label(principal.kind, principal.name, principal.tier)
+    admission = await state.limiter.admit(principal)
+    record.rate_headers = admission.headers
+    record.on_end.append(admission.finish)
     return await state.proxy.handle(
         request, "chat" if endpoint == "chat" else "completions", principal, record
     )

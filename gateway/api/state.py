@@ -12,6 +12,8 @@ from starlette.responses import Response
 from gateway.auth import Authenticator
 from gateway.auth.keys import KeyStore
 from gateway.config import Settings
+from gateway.limits.limiter import Limiter
+from gateway.limits.store import StateStore
 from gateway.proxy.handler import ProxyHandler
 from gateway.routing.state import BackendPool
 from gateway.telemetry.metrics import Metrics
@@ -28,6 +30,8 @@ class GatewayState:
     upstream: UpstreamClient
     idp_client: httpx.AsyncClient
     pool: BackendPool
+    limiter: Limiter
+    store: StateStore
     proxy: ProxyHandler
     metrics: Metrics
     started_at: int

@@ -82,6 +82,7 @@ class Authenticator:
             backends=record.backends,
             route_override=record.route_override,
             speed_tier=record.speed_tier,
+            limits=record.limits,
         )
 
 

@@ -21,6 +21,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gateway.limits.settings import LimitSettings
+
 __all__ = ["KEY_PREFIX", "KeyFile", "KeyRecord", "KeyStore", "digest", "generate_key"]
 
 log = logging.getLogger("gateway.auth")
@@ -49,6 +51,7 @@ class KeyRecord(BaseModel):
     route_override: bool | None = None
     speed_tier: str | None = None
     tier: str | None = None
+    limits: LimitSettings | None = None
     revoked: bool = False
 
     def expired(self, now: datetime) -> bool:

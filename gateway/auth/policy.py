@@ -8,6 +8,7 @@ from typing import Literal
 from gateway.auth.principal import Principal
 from gateway.config import TierPolicy
 from gateway.errors import PermissionDenied
+from gateway.limits.settings import LimitSettings
 
 __all__ = ["build_principal"]
 
@@ -24,6 +25,7 @@ def build_principal(
     backends: list[str] | None = None,
     route_override: bool | None = None,
     speed_tier: str | None = None,
+    limits: LimitSettings | None = None,
 ) -> Principal:
     """The principal's own settings where given, else its tier's. An unknown tier fails closed."""
     policy = _OPEN
@@ -44,4 +46,5 @@ def build_principal(
         may_override=route_override if route_override is not None else policy.route_override,
         speed_tier=speed_tier or policy.speed_tier,
         tier=tier,
+        limits=policy.limits.merged(limits) if policy.limits is not None else limits,
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gateway.limits.settings import LimitSettings
+
 __all__ = ["Principal"]
 
 
@@ -23,6 +25,8 @@ class Principal:
     speed_tier: str | None = None
     # The auth tier it belongs to (auth.tiers), if any.
     tier: str | None = None
+    # Its own limits (key record over tier); the limits: section fills in the rest.
+    limits: LimitSettings | None = None
 
     def may_use(self, *names: str) -> bool:
         """True when any of ``names`` (a backend's name and model id, or ``auto``) is allowed."""

@@ -204,6 +204,9 @@ class Metrics:
             "Requests rejected by a limit, by principal and limit.",
             ["principal", "limit"],
         )
+        self.state_errors = counter(
+            "gateway_state_store_errors", "Calls to the state store (Redis) that failed or timed out.", ["op"]
+        )
 
     # ---- bounded label values ---------------------------------------------------------------------------
 

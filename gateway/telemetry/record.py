@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from gateway.proxy.sse import Usage
@@ -54,3 +55,7 @@ class RequestRecord:
     # Prompt and completion text, only when telemetry.log_content is on, cut to content_limit characters.
     content: dict[str, str] | None = None
     content_limit: int = 0
+    # x-ratelimit-* headers for every response once admitted, and what runs when the request has ended
+    # (charging tokens, giving back a concurrency slot).
+    rate_headers: list[tuple[str, str]] = field(default_factory=list)
+    on_end: list[Callable[[RequestRecord], Awaitable[None]]] = field(default_factory=list)

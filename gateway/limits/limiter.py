@@ -1,0 +1,238 @@
+"""Admission control per principal: requests per minute, tokens per minute, concurrent requests and a
+daily token quota, in the shared state store.
+
+``admit`` runs before the request is read; a rejection is a 429 in OpenAI's envelope with
+``Retry-After``. Every admitted response carries OpenAI's ``x-ratelimit-*`` headers for the limits that
+apply. ``Admission.finish`` runs when the request has ended (its last byte sent): it charges the tokens
+from usage (prompt + completion, streams included) and gives the concurrency slot back.
+
+Limits hold across workers and replicas because the counters live in Redis (``state.redis_url``), not in
+the process (peers.md #3). When the store cannot be reached, ``state.on_unavailable`` decides: "open" lets
+the request through unlimited, "closed" refuses it with 503; either way a metric and a log line say so,
+and nothing waits longer than ``state.timeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from gateway.auth.principal import Principal
+from gateway.errors import GatewayError
+from gateway.limits.settings import LimitSettings, StateSettings
+from gateway.limits.store import StateStore, StoreUnavailable, Window
+from gateway.telemetry.record import RequestRecord
+
+__all__ = ["Admission", "Limiter", "RateLimited", "reset_header"]
+
+log = logging.getLogger("gateway.limits")
+
+
+class RateLimited(GatewayError):
+    status = 429
+    code = "rate_limit_exceeded"
+
+    def __init__(self, message: str, *, type_: str, code: str, retry_after: float, limit: str) -> None:
+        super().__init__(message, code=code, headers={"retry-after": str(max(1, math.ceil(retry_after)))})
+        self.type = type_
+        self.limit = limit
+
+
+class LimiterUnavailable(GatewayError):
+    status = 503
+    type = "server_error"
+    code = "rate_limiter_unavailable"
+
+
+def reset_header(seconds: float) -> str:
+    """OpenAI's reset format: "20ms", "1.5s", "6m0s"."""
+    if seconds < 1:
+        return f"{max(0, round(seconds * 1000))}ms"
+    if seconds < 60:
+        return f"{seconds:.3g}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest}s"
+
+
+@dataclass
+class Admission:
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    _finish: Callable[[RequestRecord], object] | None = None
+
+    async def finish(self, record: RequestRecord) -> None:
+        if self._finish is not None:
+            result = self._finish(record)
+            if asyncio.iscoroutine(result):
+                await result
+
+
+_UNLIMITED = Admission()
+
+
+class Limiter:
+    def __init__(
+        self,
+        defaults: LimitSettings,
+        state: StateSettings,
+        store: StateStore,
+        *,
+        on_reject: Callable[[Principal, str], None] = lambda principal, limit: None,
+        on_store_error: Callable[[str], None] = lambda op: None,
+    ) -> None:
+        self._defaults = defaults
+        self._state = state
+        self._store = store
+        self._on_reject = on_reject
+        self._on_store_error = on_store_error
+        self._last_warning = 0.0
+
+    def limits_for(self, principal: Principal) -> LimitSettings:
+        return self._defaults.merged(principal.limits)
+
+    async def admit(self, principal: Principal) -> Admission:
+        limits = self.limits_for(principal)
+        if not limits.any:
+            return _UNLIMITED
+        who = self._who(principal)
+        try:
+            return await self._admit(principal, limits, who)
+        except StoreUnavailable as exc:
+            self._unavailable("admit", exc)
+            if self._state.on_unavailable == "closed":
+                raise LimiterUnavailable(
+                    "Rate limiting is unavailable, so the gateway is refusing requests; retry shortly."
+                ) from None
+            return _UNLIMITED
+
+    def _who(self, principal: Principal) -> str:
+        # Store keys, not metric labels: a JWT subject is fine here (it is not a secret, and Redis keys
+        # expire with their windows).
+        return self._store.key("p", principal.kind, principal.name)
+
+    async def _admit(self, principal: Principal, limits: LimitSettings, who: str) -> Admission:
+        store = self._store
+        headers: list[tuple[str, str]] = []
+        if limits.requests_per_minute is not None:
+            allowed, window = await store.hit_requests(f"{who}:rpm", limits.requests_per_minute)
+            headers += _headers("requests", window)
+            if not allowed:
+                self._reject(principal, "requests")
+                raise _limited(
+                    f"Rate limit reached for requests per minute: limit {window.limit}. "
+                    f"Please try again in {reset_header(window.reset_after)}.",
+                    "requests",
+                    window,
+                    headers,
+                    "requests",
+                )
+        if limits.tokens_per_minute is not None:
+            window = await store.tokens(f"{who}:tpm", limits.tokens_per_minute)
+            headers += _headers("tokens", window)
+            if window.remaining <= 0:
+                self._reject(principal, "tokens")
+                raise _limited(
+                    f"Rate limit reached for tokens per minute: limit {window.limit}. "
+                    f"Please try again in {reset_header(window.reset_after)}.",
+                    "tokens",
+                    window,
+                    headers,
+                    "tokens",
+                )
+        day = datetime.now(UTC).strftime("%Y%m%d")
+        if limits.daily_tokens is not None:
+            window = await store.daily(f"{who}:day:{day}", limits.daily_tokens)
+            if window.remaining <= 0:
+                self._reject(principal, "daily_tokens")
+                error = _limited(
+                    f"You exceeded your daily token quota of {window.limit}.",
+                    "insufficient_quota",
+                    window,
+                    headers,
+                    "daily_tokens",
+                )
+                error.code = "insufficient_quota"
+                raise error
+        lease: str | None = None
+        renewal: asyncio.Task[None] | None = None
+        concurrency_key = f"{who}:concurrent"
+        if limits.concurrent_requests is not None:
+            lease = uuid.uuid4().hex
+            granted, _ = await store.acquire(
+                concurrency_key, limits.concurrent_requests, self._state.lease_ttl, lease
+            )
+            if not granted:
+                self._reject(principal, "concurrency")
+                raise RateLimited(
+                    f"Too many concurrent requests: limit {limits.concurrent_requests}.",
+                    type_="requests",
+                    code="concurrency_limit_exceeded",
+                    retry_after=1,
+                    limit="concurrency",
+                )
+            renewal = asyncio.create_task(self._renew(concurrency_key, lease))
+
+        async def finish(record: RequestRecord) -> None:
+            if renewal is not None:
+                renewal.cancel()
+            try:
+                usage = record.usage
+                spent = usage.prompt_tokens + usage.completion_tokens if usage is not None else 0
+                if spent and limits.tokens_per_minute is not None:
+                    await store.add_tokens(f"{who}:tpm", limits.tokens_per_minute, spent)
+                if spent and limits.daily_tokens is not None:
+                    await store.add_daily(f"{who}:day:{day}", limits.daily_tokens, spent)
+                if lease is not None:
+                    await store.release(concurrency_key, lease)
+            except StoreUnavailable as exc:
+                # The slot frees itself when its lease expires; the tokens are lost to the count.
+                self._unavailable("finish", exc)
+
+        return Admission(headers=headers, _finish=finish)
+
+    async def _renew(self, key: str, lease: str) -> None:
+        """Keep a long request's slot: renew its lease well before it expires."""
+        ttl = self._state.lease_ttl
+        while True:
+            await asyncio.sleep(ttl / 3)
+            with contextlib.suppress(StoreUnavailable):
+                await self._store.renew(key, lease, ttl)
+
+    def _reject(self, principal: Principal, limit: str) -> None:
+        self._on_reject(principal, limit)
+
+    def _unavailable(self, op: str, exc: StoreUnavailable) -> None:
+        self._on_store_error(op)
+        now = time.monotonic()
+        if now - self._last_warning > 10:  # one line per 10 s, not one per request
+            self._last_warning = now
+            log.warning(
+                "state store unavailable (%s); failing %s",
+                exc,
+                self._state.on_unavailable,
+                extra={"fields": {"op": op}},
+            )
+
+
+def _headers(kind: str, window: Window) -> list[tuple[str, str]]:
+    return [
+        (f"x-ratelimit-limit-{kind}", str(window.limit)),
+        (f"x-ratelimit-remaining-{kind}", str(window.remaining)),
+        (f"x-ratelimit-reset-{kind}", reset_header(window.reset_after)),
+    ]
+
+
+def _limited(
+    message: str, type_: str, window: Window, headers: list[tuple[str, str]], limit: str
+) -> RateLimited:
+    error = RateLimited(
+        message, type_=type_, code="rate_limit_exceeded", retry_after=window.reset_after, limit=limit
+    )
+    error.headers.update(dict(headers))
+    return error

@@ -1,0 +1,44 @@
+"""The ``limits:`` and ``state:`` sections."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["LimitSettings", "StateSettings"]
+
+
+class LimitSettings(BaseModel):
+    """Per principal; None means no limit. Keys and tiers override these one by one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requests_per_minute: int | None = Field(None, ge=1)
+    tokens_per_minute: int | None = Field(None, ge=1)  # prompt + completion, from usage, streams included
+    concurrent_requests: int | None = Field(None, ge=1)
+    daily_tokens: int | None = Field(None, ge=1)  # per UTC day
+
+    def merged(self, override: LimitSettings | None) -> LimitSettings:
+        if override is None:
+            return self
+        return LimitSettings.model_validate({**self.model_dump(), **override.model_dump(exclude_none=True)})
+
+    @property
+    def any(self) -> bool:
+        return any(v is not None for v in self.model_dump().values())
+
+
+class StateSettings(BaseModel):
+    """Where limits and shared counts live: this process's memory, or Redis for several workers/replicas."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    redis_url: str | None = None  # redis://host:6379/0; unset: in memory, this process only
+    key_prefix: str = "gateway"
+    # Every Redis call is bounded by this (seconds), so a slow or dead Redis never hangs a request.
+    timeout: float = Field(0.25, gt=0, le=10)
+    # Redis unreachable: let requests through without limits ("open") or refuse them with 503 ("closed").
+    on_unavailable: Literal["open", "closed"] = "open"
+    # Concurrency slots are leases: a crashed worker's slots free themselves after this many seconds.
+    lease_ttl: float = Field(30.0, gt=0)

@@ -1,0 +1,242 @@
+"""The shared state behind limits and backend load: rate windows and concurrency leases.
+
+Rate windows use the ``limits`` library (its moving window for requests: exact, so "100 per minute" lets
+exactly 100 through; its sliding-window counter for tokens, whose cost is only known after the answer),
+on its memory storage or on Redis. Concurrency slots are leases: sorted-set members scored by their expiry
+and updated by one Lua script each (atomic on Redis), so a worker or replica that dies without releasing
+its slots leaks them for ``lease_ttl`` seconds at most.
+
+Every call is bounded by ``state.timeout``; any failure of the store is raised as
+:class:`StoreUnavailable`, and the limiter applies the configured fail-open or fail-closed choice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from limits import RateLimitItem, RateLimitItemPerDay, RateLimitItemPerMinute
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.strategies import (
+    FixedWindowRateLimiter,
+    MovingWindowRateLimiter,
+    SlidingWindowCounterRateLimiter,
+)
+
+__all__ = ["MemoryLeases", "RedisLeases", "StateStore", "StoreUnavailable", "Window", "build_store"]
+
+T = TypeVar("T")
+
+
+class StoreUnavailable(Exception):
+    """The state store did not answer in time or at all."""
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    limit: int
+    remaining: int
+    reset_after: float  # seconds until the window has room again
+
+
+# Acquire a lease if fewer than ARGV[1] unexpired ones are held; returns {granted, count}.
+_ACQUIRE = """
+local now = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local count = redis.call('ZCARD', KEYS[1])
+if count < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2]) * 2000))
+  return {1, count + 1}
+end
+return {0, count}
+"""
+# Release one lease; returns the number still held.
+_RELEASE = """
+redis.call('ZREM', KEYS[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]))
+return redis.call('ZCARD', KEYS[1])
+"""
+# Extend a lease that is still held (XX: never re-creates one that expired); returns 1 when extended.
+_RENEW = """
+local now = tonumber(ARGV[1])
+local score = redis.call('ZSCORE', KEYS[1], ARGV[3])
+if score and tonumber(score) > now then
+  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2]) * 2000))
+  return 1
+end
+return 0
+"""
+_COUNT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]))
+return redis.call('ZCARD', KEYS[1])
+"""
+
+
+class MemoryLeases:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._leases: dict[str, dict[str, float]] = {}
+        self._clock = clock
+
+    def _live(self, key: str) -> dict[str, float]:
+        now = self._clock()
+        held = self._leases.setdefault(key, {})
+        for lease_id in [k for k, expiry in held.items() if expiry <= now]:
+            del held[lease_id]
+        return held
+
+    async def acquire(self, key: str, limit: int, ttl: float, lease_id: str) -> tuple[bool, int]:
+        held = self._live(key)
+        if len(held) >= limit:
+            return False, len(held)
+        held[lease_id] = self._clock() + ttl
+        return True, len(held)
+
+    async def release(self, key: str, lease_id: str) -> int:
+        held = self._live(key)
+        held.pop(lease_id, None)
+        return len(held)
+
+    async def renew(self, key: str, lease_id: str, ttl: float) -> bool:
+        held = self._live(key)
+        if lease_id not in held:
+            return False
+        held[lease_id] = self._clock() + ttl
+        return True
+
+    async def count(self, key: str) -> int:
+        return len(self._live(key))
+
+    async def ping(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+class RedisLeases:
+    def __init__(self, url: str, timeout: float, clock: Callable[[], float] = time.time) -> None:
+        import redis.asyncio as redis
+
+        self._client: Any = redis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, retry_on_timeout=False
+        )
+        self._acquire = self._client.register_script(_ACQUIRE)
+        self._release = self._client.register_script(_RELEASE)
+        self._renew = self._client.register_script(_RENEW)
+        self._count = self._client.register_script(_COUNT)
+        self._clock = clock
+
+    async def acquire(self, key: str, limit: int, ttl: float, lease_id: str) -> tuple[bool, int]:
+        granted, count = await self._acquire(keys=[key], args=[limit, ttl, self._clock(), lease_id])
+        return bool(granted), int(count)
+
+    async def release(self, key: str, lease_id: str) -> int:
+        return int(await self._release(keys=[key], args=[self._clock(), lease_id]))
+
+    async def renew(self, key: str, lease_id: str, ttl: float) -> bool:
+        return bool(await self._renew(keys=[key], args=[self._clock(), ttl, lease_id]))
+
+    async def count(self, key: str) -> int:
+        return int(await self._count(keys=[key], args=[self._clock()]))
+
+    async def ping(self) -> None:
+        await self._client.ping()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+class StateStore:
+    """Rate windows and leases behind one bounded, failure-translating interface."""
+
+    def __init__(
+        self, storage: Storage, leases: MemoryLeases | RedisLeases, *, prefix: str, timeout: float
+    ) -> None:
+        self._storage = storage
+        self._moving = MovingWindowRateLimiter(storage)
+        self._sliding = SlidingWindowCounterRateLimiter(storage)
+        self._fixed = FixedWindowRateLimiter(storage)
+        self._leases = leases
+        self._prefix = prefix
+        self._timeout = timeout
+        self.shared = isinstance(leases, RedisLeases)
+
+    def key(self, *parts: str) -> str:
+        return ":".join((self._prefix, *parts))
+
+    async def _bounded(self, call: Awaitable[T]) -> T:
+        try:
+            async with asyncio.timeout(self._timeout):
+                return await call
+        except Exception as exc:  # a dead Redis raises many types (redis, limits, OSError): all the same here
+            raise StoreUnavailable(type(exc).__name__) from exc
+
+    # ---- rate windows -----------------------------------------------------------------------------------
+
+    async def hit_requests(self, key: str, per_minute: int) -> tuple[bool, Window]:
+        item = RateLimitItemPerMinute(per_minute)
+        allowed = await self._bounded(self._moving.hit(item, key))
+        return allowed, await self._window(self._moving, item, key)
+
+    async def tokens(self, key: str, per_minute: int) -> Window:
+        return await self._window(self._sliding, RateLimitItemPerMinute(per_minute), key)
+
+    async def add_tokens(self, key: str, per_minute: int, amount: int) -> None:
+        await self._charge(self._sliding, RateLimitItemPerMinute(per_minute), key, amount)
+
+    async def daily(self, key: str, quota: int) -> Window:
+        return await self._window(self._fixed, RateLimitItemPerDay(quota), key)
+
+    async def add_daily(self, key: str, quota: int, amount: int) -> None:
+        await self._charge(self._fixed, RateLimitItemPerDay(quota), key, amount)
+
+    async def _window(self, limiter: Any, item: RateLimitItem, key: str) -> Window:
+        stats = await self._bounded(limiter.get_window_stats(item, key))
+        return Window(item.amount, max(0, stats.remaining), max(0.0, stats.reset_time - time.time()))
+
+    async def _charge(self, limiter: Any, item: RateLimitItem, key: str, amount: int) -> None:
+        """Record tokens already spent. The window can only take what is left in it (the library refuses a
+        larger cost); filling it is what matters: the next request waits for the window to move."""
+        if amount <= 0:
+            return
+        window = await self._window(limiter, item, key)
+        if window.remaining > 0:
+            await self._bounded(limiter.hit(item, key, cost=min(amount, window.remaining)))
+
+    # ---- leases ----------------------------------------------------------------------------------------
+
+    async def acquire(self, key: str, limit: int, ttl: float, lease_id: str) -> tuple[bool, int]:
+        return await self._bounded(self._leases.acquire(key, limit, ttl, lease_id))
+
+    async def release(self, key: str, lease_id: str) -> int:
+        return await self._bounded(self._leases.release(key, lease_id))
+
+    async def renew(self, key: str, lease_id: str, ttl: float) -> bool:
+        return await self._bounded(self._leases.renew(key, lease_id, ttl))
+
+    async def count(self, key: str) -> int:
+        return await self._bounded(self._leases.count(key))
+
+    async def ping(self) -> None:
+        await self._bounded(self._leases.ping())
+
+    async def aclose(self) -> None:
+        await self._leases.aclose()
+
+
+def build_store(redis_url: str | None, *, prefix: str, timeout: float) -> StateStore:
+    if redis_url is None:
+        return StateStore(MemoryStorage(), MemoryLeases(), prefix=prefix, timeout=timeout)
+    storage = RedisStorage(
+        redis_url.replace("redis://", "async+redis://", 1).replace("rediss://", "async+rediss://", 1),
+        implementation="redispy",
+        key_prefix=f"{prefix}:rl",
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+    )
+    return StateStore(storage, RedisLeases(redis_url, timeout), prefix=prefix, timeout=timeout)
