@@ -31,7 +31,7 @@ from gateway.limits.store import build_store
 from gateway.middleware import RequestContextMiddleware
 from gateway.proxy.handler import BACKEND_HEADER, ProxyHandler
 from gateway.routing.health import probe_forever
-from gateway.routing.state import BackendPool
+from gateway.routing.state import BackendPool, SharedCount
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.metrics import Metrics
 from gateway.upstream import UpstreamClient
@@ -80,7 +80,8 @@ def create_app(
         ).inc(),
         on_store_error=lambda op: metrics.state_errors.labels(op).inc(),
     )
-    pool = BackendPool(settings.backends, settings.routing.breaker)
+    shared = SharedCount(store) if store.shared else None
+    pool = BackendPool(settings.backends, settings.routing.breaker, shared=shared)
     snapshots: dict[str, BackendSnapshot] = {}
     registry.register(BackendCollector(pool, snapshots))
     state = GatewayState(

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from gateway.auth.keys import KeyFile, KeyRecord, digest, generate_key
 from gateway.config import ConfigError, Settings, load_settings
+from gateway.limits.settings import LimitSettings
 from gateway.server import bind, serve
 from gateway.simulator import PROFILES, SimulatorSettings, create_simulator
 from gateway.telemetry.logs import configure_logging
@@ -81,6 +82,10 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument(
                 "--no-route-override", action="store_true", help="forbid x-gateway-route and aliases"
             )
+            p.add_argument("--rpm", type=int, help="requests per minute")
+            p.add_argument("--tpm", type=int, help="tokens per minute (prompt + completion)")
+            p.add_argument("--concurrency", type=int, help="concurrent requests")
+            p.add_argument("--daily-tokens", type=int, help="tokens per UTC day")
         p.add_argument("--keys-file", type=Path, help="default: auth.keys_file of --config, else ./keys.yaml")
         p.add_argument("--config", type=Path)
         p.set_defaults(func=func)
@@ -291,6 +296,7 @@ def _keys_create(args: argparse.Namespace) -> int:
         tier=args.tier,
         speed_tier=args.speed_tier,
         route_override=False if args.no_route_override else None,
+        limits=_limits(args),
     )
     print(f"created key {args.name!r} in {path}; it is shown only now:", file=sys.stderr)
     print(key)
@@ -304,6 +310,21 @@ def _read_keys(path: Path) -> KeyFile:
         raise ConfigError(str(exc)) from None
 
 
+def _limits(args: argparse.Namespace) -> LimitSettings | None:
+    values = {
+        "requests_per_minute": args.rpm,
+        "tokens_per_minute": args.tpm,
+        "concurrent_requests": args.concurrency,
+        "daily_tokens": args.daily_tokens,
+    }
+    if all(v is None for v in values.values()):
+        return None
+    try:
+        return LimitSettings(**values)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid limit: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+
+
 def _csv(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
@@ -312,12 +333,15 @@ def _keys_list(args: argparse.Namespace) -> int:
     path = _keys_file(args)
     keys = _read_keys(path)
     now = datetime.now(UTC)
-    print(f"{'NAME':<24} {'STATUS':<8} {'CREATED':<20} {'EXPIRES':<20} MODELS")
+    print(f"{'NAME':<24} {'STATUS':<8} {'CREATED':<20} {'EXPIRES':<20} {'MODELS':<24} LIMITS")
     for record in keys.keys:
         status = "revoked" if record.revoked else "expired" if record.expired(now) else "active"
         expires = record.expires.strftime("%Y-%m-%d %H:%M") if record.expires else "never"
         models = ",".join(record.models) if record.models is not None else "*"
-        print(f"{record.name:<24} {status:<8} {record.created:%Y-%m-%d %H:%M}     {expires:<20} {models}")
+        limits = record.limits.model_dump(exclude_none=True) if record.limits is not None else {}
+        shown = ",".join(f"{k}={v}" for k, v in limits.items()) or "-"
+        created = f"{record.created:%Y-%m-%d %H:%M}"
+        print(f"{record.name:<24} {status:<8} {created:<20} {expires:<20} {models:<24} {shown}")
     return 0
 
 

@@ -29,6 +29,8 @@ async def _probe(state: BackendState, upstream: UpstreamClient) -> None:
             extra={"fields": {"backend": state.settings.name}},
         )
     state.healthy = healthy
+    if state.shared is not None:
+        await state.shared.refresh(state)
 
 
 async def probe_once(pool: BackendPool, upstream: UpstreamClient) -> None:
