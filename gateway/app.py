@@ -8,13 +8,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
@@ -24,7 +26,7 @@ from gateway.api.state import GatewayState
 from gateway.auth import Authenticator
 from gateway.auth.keys import KeyStore
 from gateway.auth.tokens import JWTVerifier
-from gateway.config import ConfigError, Settings
+from gateway.config import ConfigError, Settings, load_settings
 from gateway.errors import GatewayError, InvalidRequest, MethodNotAllowed, NotFound, UpstreamFailure
 from gateway.limits.limiter import Limiter, RateLimited
 from gateway.limits.store import build_store
@@ -33,6 +35,7 @@ from gateway.proxy.handler import BACKEND_HEADER, ProxyHandler
 from gateway.routing.health import probe_forever
 from gateway.routing.state import BackendPool, SharedCount
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
+from gateway.telemetry.logs import configure_logging
 from gateway.telemetry.metrics import Metrics
 from gateway.upstream import UpstreamClient
 
@@ -41,12 +44,21 @@ __all__ = ["create_app"]
 log = logging.getLogger("gateway")
 
 
+def create_app_from_environment() -> FastAPI:
+    """The app of one ``gateway serve --workers N`` worker: configuration from GATEWAY_CONFIG and the
+    environment, metrics aggregated across workers through PROMETHEUS_MULTIPROC_DIR."""
+    settings = load_settings()
+    configure_logging(settings.server.log_level)
+    return create_app(settings, multiprocess_dir=os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+
+
 def create_app(
     settings: Settings,
     *,
     upstream_transport: httpx.AsyncBaseTransport | None = None,
     idp_transport: httpx.AsyncBaseTransport | None = None,
     registry: CollectorRegistry | None = None,
+    multiprocess_dir: str | None = None,
 ) -> FastAPI:
     """Build the gateway. Raises ConfigError when the auth material named in ``settings`` is unusable."""
     registry = registry or CollectorRegistry()
@@ -83,13 +95,15 @@ def create_app(
     shared = SharedCount(store) if store.shared else None
     pool = BackendPool(settings.backends, settings.routing.breaker, shared=shared)
     snapshots: dict[str, BackendSnapshot] = {}
-    registry.register(BackendCollector(pool, snapshots))
+    backend_collector = BackendCollector(pool, snapshots)
+    registry.register(backend_collector)
     state = GatewayState(
         settings=settings,
         auth=Authenticator(
             keys=keys,
             jwt=verifier,
             allow_anonymous=settings.auth.allow_anonymous,
+            tiers=tiers,
             on_failure=metrics.auth_failed,
         ),
         keys=keys,
@@ -101,6 +115,7 @@ def create_app(
         proxy=ProxyHandler(settings, upstream, pool),
         metrics=metrics,
         started_at=int(time.time()),
+        exposition=_exposition(registry, backend_collector, multiprocess_dir),
     )
 
     @contextlib.asynccontextmanager
@@ -136,6 +151,19 @@ def create_app(
     _install_error_handlers(app)
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app
+
+
+def _exposition(
+    registry: CollectorRegistry, backend_collector: BackendCollector, multiprocess_dir: str | None
+) -> Callable[[], bytes]:
+    """What GET /metrics serves: this process's registry, or, with several workers, every worker's
+    counters and histograms merged from the multiprocess directory, plus this worker's backend view."""
+    if multiprocess_dir is None:
+        return lambda: generate_latest(registry)
+    merged = CollectorRegistry()
+    MultiProcessCollector(merged, path=multiprocess_dir)  # type: ignore[no-untyped-call]
+    merged.register(backend_collector)
+    return lambda: generate_latest(merged)
 
 
 def _key_store(settings: Settings) -> KeyStore | None:

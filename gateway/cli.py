@@ -45,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the gateway")
     p.add_argument("--config", type=Path, help="YAML configuration (default: $GATEWAY_CONFIG)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes; limits and metrics stay whole with state.redis_url",
+    )
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("demo", help="simulated backends + gateway on loopback, with a development key")
@@ -112,9 +118,55 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     configure_logging(settings.server.log_level)
+    if args.workers > 1:
+        return _serve_workers(args, settings)
     app = create_app(settings)
     sock = bind(settings.server.host, settings.server.port)
     asyncio.run(serve([(app, sock)], settings.server.log_level))
+    return 0
+
+
+def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
+    """Several uvicorn workers on one socket. Each builds its app from GATEWAY_CONFIG; Prometheus metrics
+    are aggregated across them with prometheus-client's multiprocess mode, whose directory must be set
+    before any worker imports prometheus_client."""
+    import os
+    import shutil
+
+    import uvicorn
+
+    from gateway.app import create_app
+
+    if settings.state.redis_url is None:
+        print(
+            "gateway: warning: several workers without state.redis_url: limits and counts are per worker",
+            file=sys.stderr,
+        )
+    create_app(settings)  # validate key files and JWT material once, in the parent, with a clear error
+    # An operator's own directory (say a Kubernetes emptyDir) is used as it is; else a fresh one.
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    metrics_dir = given or tempfile.mkdtemp(prefix="gateway-metrics-")
+    if args.config is not None:
+        os.environ["GATEWAY_CONFIG"] = str(Path(args.config).resolve())
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    try:
+        uvicorn.run(
+            "gateway.app:create_app_from_environment",
+            factory=True,
+            host=settings.server.host,
+            port=settings.server.port,
+            workers=args.workers,
+            log_config=None,
+            access_log=False,
+            log_level=settings.server.log_level,
+            loop="uvloop",
+            http="httptools",
+            server_header=False,
+            timeout_graceful_shutdown=5,
+        )
+    finally:
+        if not given:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 
 from gateway.api.state import GatewayState
@@ -40,4 +40,4 @@ async def readyz(request: Request) -> Response:
 @router.get("/metrics")
 async def metrics(request: Request) -> Response:
     state: GatewayState = request.app.state.gateway
-    return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    return Response(state.exposition(), media_type=CONTENT_TYPE_LATEST)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,8 @@ class GatewayState:
     proxy: ProxyHandler
     metrics: Metrics
     started_at: int
+    # Renders GET /metrics (one process, or every worker merged).
+    exposition: Callable[[], bytes]
 
     @staticmethod
     def json(body: Any, status: int = 200) -> Response:

@@ -1,0 +1,256 @@
+"""Limits against a real redis-server started by the tests; gateway processes as real subprocesses."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+import yaml
+
+from tests.redis_support import RedisServer, free_port
+from tests.support import AR_MODEL, DIFFUSION_MODEL, wait_for, write_key
+
+CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class GatewayProcess:
+    """``gateway serve`` in a subprocess, the way an operator runs it."""
+
+    def __init__(self, config: Path, workers: int = 1, env: dict[str, str] | None = None) -> None:
+        self.port = yaml.safe_load(config.read_text())["server"]["port"]
+        self.url = f"http://127.0.0.1:{self.port}"
+        environment = {
+            **os.environ,
+            **(env or {}),
+            "GATEWAY_BACKENDS__DIFFUSION__API_KEY": "sim-diffusion-key",
+            "GATEWAY_BACKENDS__AUTOREGRESSIVE__API_KEY": "sim-ar-key",
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gateway", "serve", "--config", str(config), "--workers", str(workers)],
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        if not wait_for(self._up, within=60, step=0.1):
+            self.stop()
+            raise RuntimeError(
+                "gateway did not start: " + (self.proc.stderr.read().decode() if self.proc.stderr else "")
+            )
+
+    def _up(self) -> bool:
+        if self.proc.poll() is not None:
+            return True
+        try:
+            return httpx.get(self.url + "/healthz", timeout=0.5).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def write_config(tmp_path: Path, diffusion_sim, ar_sim, *, name: str = "gateway.yaml", **sections) -> Path:
+    config = {
+        "server": {"host": "127.0.0.1", "port": free_port(), "log_level": "warning"},
+        "backends": [
+            {"name": "diffusion", "kind": "diffusion", "url": diffusion_sim.url, "model": DIFFUSION_MODEL},
+            {"name": "autoregressive", "kind": "autoregressive", "url": ar_sim.url, "model": AR_MODEL},
+        ],
+        "auth": {"keys_file": str(tmp_path / "keys.yaml"), "reload_interval": 0.1},
+        **sections,
+    }
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def chat(url: str, key: str, **extra) -> httpx.Response:
+    body = {"model": "auto", "messages": CHAT, **extra.pop("body", {})}
+    return httpx.post(
+        url + "/v1/chat/completions",
+        json=body,
+        headers={"authorization": f"Bearer {key}", **extra},
+        timeout=10,
+    )
+
+
+def test_two_gateway_processes_share_one_requests_per_minute_limit(tmp_path, redis, diffusion_sim, ar_sim):
+    key = write_key(tmp_path / "keys.yaml", "shared")
+    config = write_config(
+        tmp_path, diffusion_sim, ar_sim, state={"redis_url": redis.url}, limits={"requests_per_minute": 10}
+    )
+    second = write_config(
+        tmp_path,
+        diffusion_sim,
+        ar_sim,
+        name="second.yaml",
+        state={"redis_url": redis.url},
+        limits={"requests_per_minute": 10},
+    )
+    a, b = GatewayProcess(config), GatewayProcess(second)
+    try:
+        statuses = [chat(gw.url, key).status_code for _ in range(8) for gw in (a, b)]
+    finally:
+        a.stop()
+        b.stop()
+    assert statuses.count(200) == 10  # not 10 per process: 10 in all
+    assert statuses.count(429) == 6 and set(statuses) == {200, 429}
+
+
+def test_tokens_per_minute_counts_streamed_responses(tmp_path, redis, make_gateway):
+    gw = make_gateway(state={"redis_url": redis.url}, limits={"tokens_per_minute": 20})
+    first = chat(gw.base_url.removesuffix("/v1"), gw.key, body={"stream": True})  # no include_usage asked
+    assert first.status_code == 200 and "data: [DONE]" in first.text
+    # The stream's prompt and completion tokens (over 20) are charged once it has ended.
+    assert wait_for(lambda: chat(gw.url, gw.key).status_code == 429)
+    r = chat(gw.url, gw.key)
+    assert r.json()["error"]["type"] == "tokens" and r.headers["x-ratelimit-remaining-tokens"] == "0"
+
+
+def test_a_killed_processs_concurrency_slot_is_released_when_its_lease_expires(
+    tmp_path, redis, diffusion_sim, ar_sim
+):
+    key = write_key(tmp_path / "keys.yaml", "one-at-a-time", limits={"concurrent_requests": 1})
+    state = {"redis_url": redis.url, "lease_ttl": 1.0}
+    a = GatewayProcess(write_config(tmp_path, diffusion_sim, ar_sim, state=state))
+    b = GatewayProcess(write_config(tmp_path, diffusion_sim, ar_sim, name="b.yaml", state=state))
+    try:
+        running = diffusion_sim.state.running
+
+        def hold() -> None:
+            with contextlib.suppress(httpx.HTTPError):  # the process is killed under it
+                chat(a.url, key, body={"stream": True}, **{"x-sim-fault": "stall_after=0"})
+
+        holder = threading.Thread(target=hold, daemon=True)
+        holder.start()
+        assert wait_for(lambda: diffusion_sim.state.running > running)
+        a.kill()  # no chance to give the slot back
+        refused = chat(b.url, key)
+        assert refused.status_code == 429 and refused.json()["error"]["code"] == "concurrency_limit_exceeded"
+        assert wait_for(lambda: chat(b.url, key).status_code == 200, within=15)
+    finally:
+        a.stop()
+        b.stop()
+
+
+@pytest.mark.parametrize(("mode", "status"), [("open", 200), ("closed", 503)])
+def test_redis_stopped_mid_run(redis, make_gateway, mode, status):
+    gw = make_gateway(
+        state={"redis_url": redis.url, "on_unavailable": mode, "timeout": 0.2},
+        limits={"requests_per_minute": 100},
+    )
+    assert chat(gw.url, gw.key).status_code == 200
+    redis.stop()
+    statuses = [chat(gw.url, gw.key).status_code for _ in range(3)]
+    assert statuses == [status] * 3  # never a 500, never a hang
+    if mode == "closed":
+        assert chat(gw.url, gw.key).json()["error"]["code"] == "rate_limiter_unavailable"
+    assert wait_for(lambda: gw.metric("gateway_state_store_errors_total", op="admit") >= 3)
+
+
+def test_429s_match_openai_and_the_sdk_raises_rate_limit_error(redis, make_gateway):
+    gw = make_gateway(
+        state={"redis_url": redis.url}, limits={"requests_per_minute": 2, "tokens_per_minute": 100000}
+    )
+    client = openai.OpenAI(base_url=gw.base_url, api_key=gw.key, max_retries=0)
+    raw = client.chat.completions.with_raw_response.create(model="auto", messages=CHAT)
+    headers = raw.headers
+    assert headers["x-ratelimit-limit-requests"] == "2" and headers["x-ratelimit-remaining-requests"] == "1"
+    assert headers["x-ratelimit-limit-tokens"] == "100000"
+    assert headers["x-ratelimit-reset-requests"].endswith("s")
+    client.chat.completions.create(model="auto", messages=CHAT)
+    with pytest.raises(openai.RateLimitError) as info:
+        client.chat.completions.create(model="auto", messages=CHAT)
+    response = info.value.response
+    assert response.status_code == 429
+    assert int(response.headers["retry-after"]) >= 1
+    assert response.headers["x-ratelimit-remaining-requests"] == "0"
+    assert info.value.body == {
+        "message": info.value.body["message"],
+        "type": "requests",
+        "param": None,
+        "code": "rate_limit_exceeded",
+    }
+    assert gw.metric("gateway_rate_limited_total", principal="alice", limit="requests") == 1
+
+
+def test_limits_come_from_keys_and_tiers(redis, make_gateway, tmp_path):
+    gw = make_gateway(
+        state={"redis_url": redis.url},
+        limits={"requests_per_minute": 100},
+        auth={
+            "keys_file": str(tmp_path / "keys.yaml"),
+            "reload_interval": 0.05,
+            "tiers": {"free": {"limits": {"requests_per_minute": 1}}},
+        },
+    )
+    free = write_key(gw.keys_file, "free-user", tier="free")
+    custom = write_key(gw.keys_file, "custom", tier="free", limits={"requests_per_minute": 3})
+    assert wait_for(lambda: chat(gw.url, custom).status_code == 200)
+    assert [chat(gw.url, custom).status_code for _ in range(3)] == [200, 200, 429]
+    assert chat(gw.url, free).status_code == 200 and chat(gw.url, free).status_code == 429
+    assert chat(gw.url, gw.key).headers["x-ratelimit-limit-requests"] == "100"
+
+
+def test_daily_quota(make_gateway):
+    gw = make_gateway(limits={"daily_tokens": 10})  # in-memory store
+    assert chat(gw.url, gw.key).status_code == 200
+    assert wait_for(lambda: chat(gw.url, gw.key).status_code == 429)
+    assert chat(gw.url, gw.key).json()["error"]["code"] == "insufficient_quota"
+
+
+def test_workers_share_limits_and_report_one_set_of_metrics(tmp_path, redis, diffusion_sim, ar_sim):
+    key = write_key(tmp_path / "keys.yaml", "workers")
+    metrics_dir = tmp_path / "prom"
+    metrics_dir.mkdir()
+    config = write_config(
+        tmp_path, diffusion_sim, ar_sim, state={"redis_url": redis.url}, limits={"requests_per_minute": 1000}
+    )
+    gw = GatewayProcess(config, workers=2, env={"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)})
+    try:
+        sent = 0
+        # Fresh connections until both workers have served some (each writes its own metric files).
+        while sent < 400 and len({p.name.split("_")[-1] for p in metrics_dir.glob("counter_*.db")}) < 2:
+            assert chat(gw.url, key).status_code == 200
+            sent += 1
+        assert len({p.name.split("_")[-1] for p in metrics_dir.glob("counter_*.db")}) == 2
+        text = httpx.get(gw.url + "/metrics").text
+    finally:
+        gw.stop()
+    from prometheus_client.parser import text_string_to_metric_families
+
+    total = sum(
+        s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if s.name == "gateway_requests_total" and s.labels.get("principal") == "workers"
+    )
+    assert total == sent  # the whole server's count, not one worker's
