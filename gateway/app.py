@@ -37,7 +37,7 @@ from gateway.routing.state import BackendPool, SharedCount
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.logs import configure_logging
 from gateway.telemetry.metrics import Metrics
-from gateway.upstream import UpstreamClient
+from gateway.upstream import build_upstream
 
 __all__ = ["create_app"]
 
@@ -79,7 +79,9 @@ def create_app(
             f"auth.keys_file: {keys.path} holds no usable key and no JWT is configured; "
             "create one with `gateway keys create NAME` or set auth.allow_anonymous: true"
         )
-    upstream = UpstreamClient(settings.backends, transport=upstream_transport)
+    upstream = build_upstream(
+        settings.backends, settings.server.upstream_client, transport=upstream_transport
+    )
     store = build_store(
         settings.state.redis_url, prefix=settings.state.key_prefix, timeout=settings.state.timeout
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import re
 import sys
@@ -17,7 +16,7 @@ from pydantic import ValidationError
 from gateway.auth.keys import KeyFile, KeyRecord, digest, generate_key
 from gateway.config import ConfigError, Settings, load_settings
 from gateway.limits.settings import LimitSettings
-from gateway.server import bind, serve
+from gateway.server import bind, run, serve
 from gateway.simulator import PROFILES, SimulatorSettings, create_simulator
 from gateway.telemetry.logs import configure_logging
 
@@ -122,7 +121,7 @@ def _serve(args: argparse.Namespace) -> int:
         return _serve_workers(args, settings)
     app = create_app(settings)
     sock = bind(settings.server.host, settings.server.port)
-    asyncio.run(serve([(app, sock)], settings.server.log_level))
+    run(serve([(app, sock)], settings.server.log_level))
     return 0
 
 
@@ -221,7 +220,7 @@ def _simulate(args: argparse.Namespace) -> int:
     print(
         f"simulated {args.kind} backend serving {settings.resolved_model()} on http://{args.host}:{args.port}"
     )
-    asyncio.run(serve([(app, bind(args.host, args.port))]))
+    run(serve([(app, bind(args.host, args.port))]))
     return 0
 
 
@@ -256,7 +255,7 @@ def _demo(args: argparse.Namespace) -> int:
         base = f"http://{host}:{gateway_socket.getsockname()[1]}/v1"
         print(_demo_banner(base, key, args.profile), flush=True)
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(apps, "warning"))
+            run(serve(apps, "warning"))
     return 0
 
 

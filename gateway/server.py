@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
 
-__all__ = ["bind", "serve", "uvicorn_config"]
+__all__ = ["bind", "run", "serve", "uvicorn_config"]
 
 
 def bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto must say TCP: asyncio and uvloop set TCP_NODELAY on accepted connections only when the listening
+    # socket's proto is IPPROTO_TCP; with proto 0 every keep-alive response waited out the client's 40 ms
+    # delayed ACK (Nagle).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(2048)
@@ -35,6 +39,16 @@ def uvicorn_config(app: ASGIApp, log_level: str = "info") -> uvicorn.Config:
         date_header=True,
         timeout_graceful_shutdown=5,
     )
+
+
+def run(main: Coroutine[Any, Any, None]) -> None:
+    """Run the servers on uvloop (uvicorn's own ``run`` would install it; ``serve`` alone does not)."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency through uvicorn[standard]
+        asyncio.run(main)
+        return
+    uvloop.run(main)
 
 
 async def serve(apps: Sequence[tuple[ASGIApp, socket.socket]], log_level: str = "info") -> None:

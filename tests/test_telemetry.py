@@ -204,13 +204,13 @@ async def test_scraped_backend_metrics_give_steps_per_canvas(diffusion_sim):
     from gateway.routing.settings import BreakerSettings
     from gateway.routing.state import BackendPool
     from gateway.telemetry.backends import BackendCollector, scrape_once
-    from gateway.upstream import UpstreamClient
+    from gateway.upstream import build_upstream
 
     backend = BackendSettings(
         name="diffusion", kind="diffusion", url=diffusion_sim.url, model="m", api_key="sim-diffusion-key"
     )
     pool = BackendPool([backend], BreakerSettings())
-    upstream = UpstreamClient([backend])
+    upstream = build_upstream([backend])
     snapshots: dict = {}
     try:
         await scrape_once(pool, upstream, snapshots)

@@ -1,0 +1,45 @@
+"""The one place that talks HTTP to backends: the upstream client behind one interface, with the
+exceptions translated at this boundary, so the client library can be swapped (``server.upstream_client``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import httpx
+
+from gateway.config import BackendSettings
+from gateway.upstream.base import (
+    UpstreamBroken,
+    UpstreamClient,
+    UpstreamConnectError,
+    UpstreamError,
+    UpstreamResponse,
+    UpstreamTimeout,
+)
+
+__all__ = [
+    "UpstreamBroken",
+    "UpstreamClient",
+    "UpstreamConnectError",
+    "UpstreamError",
+    "UpstreamResponse",
+    "UpstreamTimeout",
+    "build_upstream",
+]
+
+
+def build_upstream(
+    backends: Iterable[BackendSettings],
+    kind: str = "aiohttp",
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> UpstreamClient:
+    """The configured client; a given httpx transport (the tests' seam) implies httpx."""
+    if transport is not None or kind == "httpx":
+        from gateway.upstream.httpx_client import HttpxUpstream
+
+        return HttpxUpstream(backends, transport=transport)
+    from gateway.upstream.aiohttp_client import AiohttpUpstream
+
+    return AiohttpUpstream(backends)

@@ -1,0 +1,149 @@
+"""What every upstream client shares: the exception tree, the deadlines, and the response interface.
+
+    UpstreamError
+    ├── UpstreamConnectError   nothing was sent: connection refused, DNS, connect timeout, pool exhausted
+    ├── UpstreamTimeout        no first byte, or no next chunk, or the whole answer too late (``phase``)
+    └── UpstreamBroken         the connection broke or the peer spoke bad HTTP after the request went out
+
+Timeouts. A stream is bounded by ``first_byte`` (response headers and the first body chunk), ``idle``
+(between chunks) and ``total``. A non-streaming answer is bounded by ``total`` only: vLLM sends nothing,
+not even headers, until the whole answer is ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from gateway.config import BackendSettings, TimeoutSettings
+
+__all__ = [
+    "Deadlines",
+    "UpstreamBroken",
+    "UpstreamClient",
+    "UpstreamConnectError",
+    "UpstreamError",
+    "UpstreamResponse",
+    "UpstreamTimeout",
+]
+
+
+class UpstreamError(Exception):
+    kind = "error"
+
+
+class UpstreamConnectError(UpstreamError):
+    kind = "connect"
+
+
+class UpstreamTimeout(UpstreamError):
+    kind = "timeout"
+
+    def __init__(self, phase: str) -> None:
+        super().__init__(f"upstream timed out ({phase})")
+        self.phase = phase
+
+
+class UpstreamBroken(UpstreamError):
+    kind = "broken"
+
+
+@dataclass(slots=True)
+class Deadlines:
+    first_byte: float
+    idle: float
+    total: float
+
+    @classmethod
+    def start(cls, t: TimeoutSettings, now: float, stream: bool) -> Deadlines:
+        total = now + t.total
+        return cls(first_byte=now + t.first_byte if stream else total, idle=t.idle, total=total)
+
+    def headers(self, stream: bool) -> tuple[float, str]:
+        return (self.first_byte, "first_byte") if stream else (self.total, "total")
+
+
+class UpstreamResponse:
+    """An open upstream response. Always closed by the caller (``aclose``), or the pool runs dry.
+
+    Subclasses provide ``_raw_chunk`` (the next chunk, b"" at the end, raising UpstreamError) and ``_close``.
+    """
+
+    __slots__ = ("_deadlines", "_ended", "_loop", "_seen_first", "headers", "status")
+
+    def __init__(self, status: int, headers: list[tuple[str, str]], deadlines: Deadlines) -> None:
+        self.status = status
+        self.headers = headers
+        self._deadlines = deadlines
+        self._loop = asyncio.get_running_loop()
+        self._seen_first = False
+        self._ended = False
+
+    async def _raw_chunk(self) -> bytes:
+        raise UpstreamBroken("no body reader")  # pragma: no cover - every client overrides it
+
+    async def _close(self, complete: bool) -> None:
+        return None  # pragma: no cover - every client overrides it
+
+    async def next_chunk(self) -> bytes | None:
+        """The next raw body chunk, or None at the end; raises UpstreamTimeout / UpstreamBroken."""
+        d = self._deadlines
+        if self._seen_first:
+            deadline = min(self._loop.time() + d.idle, d.total)
+            phase = "idle" if deadline < d.total else "total"
+        else:
+            deadline = min(d.first_byte, d.total)
+            phase = "first_byte" if d.first_byte < d.total else "total"
+        try:
+            async with asyncio.timeout_at(deadline):
+                chunk = await self._raw_chunk()
+        except TimeoutError:
+            raise UpstreamTimeout(phase) from None
+        if not chunk:
+            self._ended = True
+            return None
+        self._seen_first = True
+        return chunk
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while (chunk := await self.next_chunk()) is not None:
+            yield chunk
+
+    async def read(self) -> bytes:
+        parts = [chunk async for chunk in self.chunks()]
+        return b"".join(parts)
+
+    async def aclose(self) -> None:
+        # A response read to its end goes back to the pool; one abandoned half-way (a client that left, a
+        # rough answer) closes its connection, which is what tells the backend to stop generating.
+        await self._close(self._ended)
+
+
+class UpstreamClient(Protocol):
+    async def send(
+        self,
+        backend: BackendSettings,
+        path: str,
+        *,
+        method: str = "POST",
+        body: bytes = b"",
+        headers: list[tuple[str, str]],
+        stream: bool,
+    ) -> UpstreamResponse:
+        """Send a request and wait for the response headers (within the first-byte or total deadline)."""
+
+    async def get(self, backend: BackendSettings, path: str, *, within: float) -> tuple[int, bytes]:
+        """A small GET (health, metrics) with one overall timeout."""
+
+    async def aclose(self) -> None: ...
+
+
+def pool_size(backends: list[BackendSettings]) -> int:
+    """Room for every sequence each backend can run, plus headroom for probes and queueing."""
+    return sum((b.max_concurrency or 1) for b in backends) + 16 * len(backends)
+
+
+def auth_headers(backend: BackendSettings) -> list[tuple[str, str]]:
+    return [("authorization", f"Bearer {backend.api_key.get_secret_value()}")] if backend.api_key else []

@@ -1,0 +1,108 @@
+"""The upstream client on httpx: the reference implementation, and the test seam (``MockTransport``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+import httpx
+
+from gateway.config import BackendSettings
+from gateway.upstream.base import (
+    Deadlines,
+    UpstreamBroken,
+    UpstreamConnectError,
+    UpstreamError,
+    UpstreamResponse,
+    UpstreamTimeout,
+    auth_headers,
+    pool_size,
+)
+
+__all__ = ["HttpxUpstream"]
+
+
+class _HttpxResponse(UpstreamResponse):
+    __slots__ = ("_iter", "_response")
+
+    def __init__(self, response: httpx.Response, deadlines: Deadlines) -> None:
+        super().__init__(response.status_code, response.headers.multi_items(), deadlines)
+        self._response = response
+        self._iter = response.aiter_raw()
+
+    async def _raw_chunk(self) -> bytes:
+        try:
+            return await self._iter.__anext__()
+        except StopAsyncIteration:
+            return b""
+        except httpx.HTTPError as exc:
+            raise _translate(exc) from exc
+
+    async def _close(self, complete: bool) -> None:
+        await self._response.aclose()
+
+
+class HttpxUpstream:
+    def __init__(
+        self, backends: Iterable[BackendSettings], *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        pool = pool_size(list(backends))
+        self._client = httpx.AsyncClient(
+            transport=transport,
+            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+            # Deadlines are applied per phase with asyncio (first byte, idle, total), not per socket read.
+            timeout=None,  # noqa: S113
+            follow_redirects=False,
+            trust_env=False,  # never route private backends through an HTTP(S)_PROXY from the env
+        )
+
+    async def send(
+        self,
+        backend: BackendSettings,
+        path: str,
+        *,
+        method: str = "POST",
+        body: bytes = b"",
+        headers: list[tuple[str, str]],
+        stream: bool,
+    ) -> UpstreamResponse:
+        loop = asyncio.get_running_loop()
+        t = backend.timeouts
+        deadlines = Deadlines.start(t, loop.time(), stream)
+        request = self._client.build_request(
+            method,
+            backend.base_url + path,
+            content=body,
+            headers=headers,
+            timeout=httpx.Timeout(connect=t.connect, read=None, write=t.idle, pool=t.connect),
+        )
+        deadline, phase = deadlines.headers(stream)
+        try:
+            async with asyncio.timeout_at(deadline):
+                response = await self._client.send(request, stream=True)
+        except TimeoutError:
+            raise UpstreamTimeout(phase) from None
+        except httpx.HTTPError as exc:
+            raise _translate(exc) from exc
+        return _HttpxResponse(response, deadlines)
+
+    async def get(self, backend: BackendSettings, path: str, *, within: float) -> tuple[int, bytes]:
+        try:
+            async with asyncio.timeout(within):
+                response = await self._client.get(backend.base_url + path, headers=auth_headers(backend))
+        except TimeoutError:
+            raise UpstreamTimeout("total") from None
+        except httpx.HTTPError as exc:
+            raise _translate(exc) from exc
+        return response.status_code, response.content
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def _translate(exc: httpx.HTTPError) -> UpstreamError:
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
+        return UpstreamConnectError(type(exc).__name__)
+    if isinstance(exc, httpx.TimeoutException):
+        return UpstreamTimeout("idle")
+    return UpstreamBroken(type(exc).__name__)
