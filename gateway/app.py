@@ -13,25 +13,22 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 import httpx
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import Response
 
 from gateway.api import openai as openai_routes
 from gateway.api import ops
+from gateway.api.errors import install_error_handlers
+from gateway.api.fastpath import GatewayApp
 from gateway.api.state import GatewayState
 from gateway.auth import Authenticator
 from gateway.auth.keys import KeyStore
 from gateway.auth.tokens import JWTVerifier
 from gateway.config import ConfigError, Settings, load_settings
-from gateway.errors import GatewayError, InvalidRequest, MethodNotAllowed, NotFound, UpstreamFailure
-from gateway.limits.limiter import Limiter, RateLimited
+from gateway.limits.limiter import Limiter
 from gateway.limits.store import build_store
-from gateway.middleware import RequestContextMiddleware
-from gateway.proxy.handler import BACKEND_HEADER, ProxyHandler
+from gateway.proxy.handler import ProxyHandler
 from gateway.routing.health import probe_forever
 from gateway.routing.state import BackendPool, SharedCount
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
@@ -44,7 +41,7 @@ __all__ = ["create_app"]
 log = logging.getLogger("gateway")
 
 
-def create_app_from_environment() -> FastAPI:
+def create_app_from_environment() -> GatewayApp:
     """The app of one ``gateway serve --workers N`` worker: configuration from GATEWAY_CONFIG and the
     environment, metrics aggregated across workers through PROMETHEUS_MULTIPROC_DIR."""
     settings = load_settings()
@@ -59,7 +56,7 @@ def create_app(
     idp_transport: httpx.AsyncBaseTransport | None = None,
     registry: CollectorRegistry | None = None,
     multiprocess_dir: str | None = None,
-) -> FastAPI:
+) -> GatewayApp:
     """Build the gateway. Raises ConfigError when the auth material named in ``settings`` is unusable."""
     registry = registry or CollectorRegistry()
     metrics = Metrics(
@@ -150,9 +147,8 @@ def create_app(
     app.state.gateway = state
     app.include_router(openai_routes.router)
     app.include_router(ops.router)
-    _install_error_handlers(app)
-    app.add_middleware(RequestContextMiddleware, metrics=metrics)
-    return app
+    install_error_handlers(app)
+    return GatewayApp(app, state)
 
 
 def _exposition(
@@ -181,45 +177,3 @@ def _key_store(settings: Settings) -> KeyStore | None:
         return KeyStore(path)
     except ValueError as exc:
         raise ConfigError(f"auth.keys_file: {exc}") from None
-
-
-def _error_response(exc: GatewayError) -> Response:
-    response = Response(exc.body(), status_code=exc.status, media_type="application/json")
-    for key, value in exc.headers.items():
-        response.headers[key] = value
-    if isinstance(exc, UpstreamFailure) and exc.backend is not None and BACKEND_HEADER not in exc.headers:
-        response.headers[BACKEND_HEADER] = exc.backend
-    return response
-
-
-def _install_error_handlers(app: FastAPI) -> None:
-    """One envelope on every path: our errors, unknown routes, wrong methods. Anything unforeseen is caught
-    by RequestContextMiddleware, outside these handlers, so that it too carries the request id."""
-
-    async def gateway_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, GatewayError)
-        record = request.scope.get("state", {}).get("record")
-        if record is not None:
-            record.error_code = exc.code
-            if isinstance(exc, RateLimited):
-                record.outcome = "rate_limited"
-        return _error_response(exc)
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, StarletteHTTPException)
-        where = f"{request.method} {request.scope['path'][:200]}"
-        if exc.status_code == 405:
-            return _error_response(MethodNotAllowed(f"Method not allowed ({where})."))
-        if exc.status_code == 404:
-            return _error_response(NotFound(f"Invalid URL ({where})", code="unknown_url"))
-        error = GatewayError(str(exc.detail)[:200])
-        error.status = exc.status_code
-        error.type = "invalid_request_error" if exc.status_code < 500 else "server_error"
-        return _error_response(error)
-
-    async def validation_error(request: Request, exc: Exception) -> Response:
-        return _error_response(InvalidRequest("The request is not valid.", code="invalid_request"))
-
-    app.add_exception_handler(GatewayError, gateway_error)
-    app.add_exception_handler(StarletteHTTPException, http_error)
-    app.add_exception_handler(RequestValidationError, validation_error)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
+import socket
 import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
+from starlette.types import ASGIApp
 
 from gateway.auth.keys import KeyFile, KeyRecord, digest, generate_key
 from gateway.config import ConfigError, Settings, load_settings
@@ -250,7 +252,9 @@ def _demo(args: argparse.Namespace) -> int:
             ],
             auth={"keys_file": str(keys_file)},
         )
-        apps = [(create_simulator(sim)[0], sockets[kind]) for kind, sim in sims.items()]
+        apps: list[tuple[ASGIApp, socket.socket]] = [
+            (create_simulator(sim)[0], sockets[kind]) for kind, sim in sims.items()
+        ]
         apps.append((create_app(settings), gateway_socket))
         base = f"http://{host}:{gateway_socket.getsockname()[1]}/v1"
         print(_demo_banner(base, key, args.profile), flush=True)

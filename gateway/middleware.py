@@ -6,8 +6,8 @@ A pure ASGI middleware rather than ``BaseHTTPMiddleware``, which would buffer an
 from __future__ import annotations
 
 import logging
+import os
 import time
-import uuid
 from collections.abc import Callable
 
 from starlette.datastructures import Headers
@@ -45,7 +45,7 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         sent_id = Headers(scope=scope).get(REQUEST_ID_HEADER)
-        request_id = sent_id if sent_id is not None and valid_request_id(sent_id) else uuid.uuid4().hex
+        request_id = sent_id if sent_id is not None and valid_request_id(sent_id) else os.urandom(16).hex()
         record = RequestRecord(
             request_id=request_id, method=scope["method"], path=scope["path"], started=self.clock()
         )

@@ -1,4 +1,5 @@
-"""The OpenAI-compatible surface: chat completions, completions, models."""
+"""The OpenAI-compatible surface: chat completions and completions (the hot path, see fastpath.py),
+models, and the routing explanation."""
 
 from __future__ import annotations
 
@@ -9,23 +10,13 @@ from gateway.api.state import GatewayState
 from gateway.middleware import record_of
 from gateway.routing import AUTO
 
-__all__ = ["router"]
+__all__ = ["proxy", "router"]
 
 router = APIRouter()
 
 
-@router.post("/v1/chat/completions", response_model=None)
-async def chat_completions(request: Request) -> Response:
-    return await _proxy(request, "chat")
-
-
-@router.post("/v1/completions", response_model=None)
-async def completions(request: Request) -> Response:
-    return await _proxy(request, "completions")
-
-
-async def _proxy(request: Request, endpoint: str) -> Response:
-    state: GatewayState = request.app.state.gateway
+async def proxy(request: Request, endpoint: str, state: GatewayState) -> Response:
+    """POST /v1/chat/completions and /v1/completions; dispatched by gateway.api.fastpath, not the router."""
     record = record_of(request.scope)
     principal = await state.auth.authenticate(request.headers)
     record.principal = principal.name

@@ -33,25 +33,32 @@ async def _wait_for_disconnect(receive: Receive) -> None:
 
 
 async def cancel_on_disconnect(receive: Receive, work: Awaitable[T]) -> T:
-    """Run ``work``; if the client disconnects first, cancel it and raise ClientDisconnected.
+    """Await ``work``; if the client disconnects first, cancel it and raise ClientDisconnected.
 
     Only valid once the request body has been read in full: the next ASGI message is then the disconnect.
+    The work runs in the calling task; one watcher task cancels that task when the client leaves (one
+    task per request rather than two, on the hot path).
     """
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(_wait_for_disconnect(receive))
+    current = asyncio.current_task()
+    assert current is not None
+    left = False
+
+    async def watch() -> None:
+        nonlocal left
+        await _wait_for_disconnect(receive)
+        left = True
+        current.cancel()
+
+    watcher = asyncio.ensure_future(watch())
     try:
-        done, _ = await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+        return await work
     except asyncio.CancelledError:
-        task.cancel()
-        watcher.cancel()
+        if left:
+            current.uncancel()  # the cancellation was ours, and is now a ClientDisconnected
+            raise ClientDisconnected from None
         raise
-    if task in done:
+    finally:
         watcher.cancel()
-        return task.result()
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-    raise ClientDisconnected
 
 
 class RelayStreamResponse(Response):

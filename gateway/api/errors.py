@@ -1,0 +1,64 @@
+"""The one error envelope, on every path: exception handlers for the FastAPI routes, and the response
+the hot path builds itself."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.types import Scope
+
+from gateway.errors import GatewayError, InvalidRequest, MethodNotAllowed, NotFound, UpstreamFailure
+from gateway.limits.limiter import RateLimited
+from gateway.proxy.handler import BACKEND_HEADER
+
+__all__ = ["error_response", "install_error_handlers", "note_error"]
+
+
+def note_error(request_scope: Scope, exc: GatewayError) -> None:
+    """Put an error's code (and a rate limit's outcome) on the request's record."""
+    state = request_scope.get("state")
+    record = state.get("record") if isinstance(state, dict) else None
+    if record is not None:
+        record.error_code = exc.code
+        if isinstance(exc, RateLimited):
+            record.outcome = "rate_limited"
+
+
+def error_response(exc: GatewayError) -> Response:
+    response = Response(exc.body(), status_code=exc.status, media_type="application/json")
+    for key, value in exc.headers.items():
+        response.headers[key] = value
+    if isinstance(exc, UpstreamFailure) and exc.backend is not None and BACKEND_HEADER not in exc.headers:
+        response.headers[BACKEND_HEADER] = exc.backend
+    return response
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """One envelope on every path: our errors, unknown routes, wrong methods. Anything unforeseen is caught
+    by RequestContextMiddleware, outside these handlers, so that it too carries the request id."""
+
+    async def gateway_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, GatewayError)
+        note_error(request.scope, exc)
+        return error_response(exc)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        where = f"{request.method} {request.scope['path'][:200]}"
+        if exc.status_code == 405:
+            return error_response(MethodNotAllowed(f"Method not allowed ({where})."))
+        if exc.status_code == 404:
+            return error_response(NotFound(f"Invalid URL ({where})", code="unknown_url"))
+        error = GatewayError(str(exc.detail)[:200])
+        error.status = exc.status_code
+        error.type = "invalid_request_error" if exc.status_code < 500 else "server_error"
+        return error_response(error)
+
+    async def validation_error(request: Request, exc: Exception) -> Response:
+        return error_response(InvalidRequest("The request is not valid.", code="invalid_request"))
+
+    app.add_exception_handler(GatewayError, gateway_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
