@@ -92,11 +92,22 @@ class Limiter:
         self._on_reject = on_reject
         self._on_store_error = on_store_error
         self._last_warning = 0.0
+        self._defaults_apply = defaults.any
+        # Merged limits per distinct override (few: one per key or tier); computed once, not per request.
+        self._merged: dict[LimitSettings, LimitSettings] = {}
 
     def limits_for(self, principal: Principal) -> LimitSettings:
-        return self._defaults.merged(principal.limits)
+        override = principal.limits
+        if override is None:
+            return self._defaults
+        merged = self._merged.get(override)
+        if merged is None:
+            merged = self._merged[override] = self._defaults.merged(override)
+        return merged
 
     async def admit(self, principal: Principal) -> Admission:
+        if principal.limits is None and not self._defaults_apply:
+            return _UNLIMITED  # the common case without limits: no work on the hot path
         limits = self.limits_for(principal)
         if not limits.any:
             return _UNLIMITED

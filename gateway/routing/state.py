@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
-import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
@@ -126,7 +126,7 @@ class BackendState:
 
     def release(self, lease_id: str | None = None) -> None:
         self.in_flight -= 1
-        if self.shared is not None and lease_id is not None:
+        if self.shared is not None and lease_id:
             self.shared.end(self, lease_id)
         while self._waiters:
             waiter = self._waiters.popleft()
@@ -198,7 +198,8 @@ class Lease:
         self._clock = clock
         self._started = clock()
         self._released = False
-        self.id = uuid.uuid4().hex
+        # Only the shared store needs an id for it.
+        self.id = os.urandom(8).hex() if state.shared is not None else ""
 
     def release(self, *_: object) -> None:
         if not self._released:

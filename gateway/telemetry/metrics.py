@@ -9,6 +9,7 @@ The names and labels are documented in one table in the README ("Metrics").
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -131,6 +132,7 @@ class Metrics:
         self._reasons = _REASONS | {f"rule:{r}" for r in rules} | {f"unavailable:{b}" for b in self._backends}
         self._tiers = frozenset(tiers)
         self._principals: set[str] = set()
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
 
         def counter(name: str, doc: str, labels: list[str]) -> Counter:
             return Counter(name, doc, labels, registry=registry)
@@ -236,28 +238,36 @@ class Metrics:
     def auth_failed(self, reason: str) -> None:
         self.auth_failures.labels(reason if reason in AUTH_REASONS else OTHER).inc()
 
+    def _child(self, metric: Counter | Histogram, *labels: str) -> Any:
+        """``metric.labels(...)`` with the children cached: label lookups are a hot-path cost."""
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
     def observe(self, record: RequestRecord, finished: float) -> None:
         backend = self.backend_label(record.backend)
         stream = "true" if record.stream else "false"
         outcome = record.outcome if record.outcome in OUTCOMES else OTHER
         route = self._reason(record.route_reasons[0]) if record.route_reasons else NONE
         principal = record.principal_label or NONE
-        self.requests.labels(backend, route, outcome, stream, principal).inc()
+        self._child(self.requests, backend, route, outcome, stream, principal).inc()
         for reason in record.route_reasons:
-            self.route_reasons.labels(backend, self._reason(reason)).inc()
+            self._child(self.route_reasons, backend, self._reason(reason)).inc()
         for source, target, why in record.fallbacks:
             reason = why if why in _FALLBACK_REASONS else OTHER
-            self.fallbacks.labels(self.backend_label(source), self.backend_label(target), reason).inc()
+            self._child(self.fallbacks, self.backend_label(source), self.backend_label(target), reason).inc()
         for failed, kind in record.upstream_errors:
-            self.upstream_errors.labels(
-                self.backend_label(failed), kind if kind in _ERROR_KINDS else OTHER
+            self._child(
+                self.upstream_errors, self.backend_label(failed), kind if kind in _ERROR_KINDS else OTHER
             ).inc()
         if record.backend is None:
             return
         elapsed = finished - record.started
-        self.duration.labels(backend, stream).observe(elapsed)
+        self._child(self.duration, backend, stream).observe(elapsed)
         if record.ttfb is not None:
-            self.ttfb.labels(backend, stream).observe(record.ttfb)
+            self._child(self.ttfb, backend, stream).observe(record.ttfb)
         usage = record.usage
         if usage is None:
             return
@@ -266,11 +276,11 @@ class Metrics:
             ("completion", usage.completion_tokens),
             ("reasoning", usage.reasoning_tokens),
         ):
-            self.tokens.labels(backend, kind).inc(count)
-            self.principal_tokens.labels(principal, kind).inc(count)
+            self._child(self.tokens, backend, kind).inc(count)
+            self._child(self.principal_tokens, principal, kind).inc(count)
         if elapsed > 0 and usage.completion_tokens > 0:
             bucket = length_bucket(usage.completion_tokens)
-            self.throughput.labels(backend, bucket).observe(usage.completion_tokens / elapsed)
+            self._child(self.throughput, backend, bucket).observe(usage.completion_tokens / elapsed)
         run = record.diffusion
         if run is not None:
             labels = (
@@ -280,6 +290,6 @@ class Metrics:
                 str(run.canvas_length),
                 str(run.max_steps),
             )
-            self.diffusion_requests.labels(*labels).inc()
-            self.diffusion_canvases.labels(*labels).observe(run.canvases(usage.completion_tokens))
-            self.diffusion_fill.labels(*labels).observe(run.fill(usage.completion_tokens))
+            self._child(self.diffusion_requests, *labels).inc()
+            self._child(self.diffusion_canvases, *labels).observe(run.canvases(usage.completion_tokens))
+            self._child(self.diffusion_fill, *labels).observe(run.fill(usage.completion_tokens))

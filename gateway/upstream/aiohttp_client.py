@@ -43,6 +43,18 @@ class _AiohttpResponse(UpstreamResponse):
         except aiohttp.ClientError as exc:
             raise _translate(exc) from exc
 
+    async def read(self) -> bytes:
+        """The whole body in one call (non-streaming answers), under the total deadline."""
+        try:
+            async with asyncio.timeout_at(self._deadlines.total):
+                data = await self._response.read()
+        except TimeoutError:
+            raise UpstreamTimeout("total") from None
+        except aiohttp.ClientError as exc:
+            raise _translate(exc) from exc
+        self._ended = True
+        return data
+
     async def _close(self, complete: bool) -> None:
         if complete:
             self._response.release()
