@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import contextlib
 import re
 import socket
@@ -131,7 +132,6 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
     """Several uvicorn workers on one socket. Each builds its app from GATEWAY_CONFIG; Prometheus metrics
     are aggregated across them with prometheus-client's multiprocess mode, whose directory must be set
     before any worker imports prometheus_client."""
-    import os
     import shutil
 
     import uvicorn
@@ -295,7 +295,7 @@ def _keys_file(args: argparse.Namespace) -> Path:
     if args.keys_file is not None:
         path: Path = args.keys_file
         return path
-    if args.config is not None:
+    if args.config is not None or os.environ.get("GATEWAY_CONFIG"):
         configured = load_settings(args.config).auth.keys_file
         if configured is None:
             raise ConfigError("auth.keys_file is not set in the configuration; pass --keys-file")

