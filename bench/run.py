@@ -375,7 +375,8 @@ def _drive(url: str, key: str, total: int, tmp: Path) -> None:
 
 
 def _row(profile: str, label: str, r: dict[str, Any]) -> str:
-    return f"   {profile:<9} {label:<21} mean {r['mean_s']:>6.2f} s  p95 {r['p95_s']:>6.2f} s  share {r['share']}"
+    times = f"mean {r['mean_s']:>6.2f} s  p95 {r['p95_s']:>6.2f} s"
+    return f"   {profile:<9} {label:<21} {times}  share {r['share']}"
 
 
 def realistic(stack: ExitStack, tmp: Path, quick: bool) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import contextlib
+import os
 import re
 import socket
 import sys
