@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import platform
 import random
@@ -324,7 +325,7 @@ def main() -> None:
 
         total = 10_000 if args.quick else 100_000
         before = gw_proc.rss_mb()
-        _drive(gw, key, total, tmp)
+        total = _drive(gw, key, total, overhead[16]["gateway"]["rps"], tmp)
         results["memory_mb"]["after_requests"] = {
             "requests": total,
             "before": round(before, 1),
@@ -356,22 +357,18 @@ def main() -> None:
     print(f"\nJSON written to {args.json}")
 
 
-def _drive(url: str, key: str, total: int, tmp: Path) -> None:
-    """Send about ``total`` requests with wrk at concurrency 16."""
-    script = tmp / "count.lua"
-    script.write_text(
-        'wrk.method = "POST"\n'
-        f"wrk.body = {json.dumps(json.dumps(BODY))}\n"
-        'wrk.headers["Content-Type"] = "application/json"\n'
-        f'wrk.headers["Authorization"] = "Bearer {key}"\n'
-        "local n = 0\n"
-        f"response = function() n = n + 1; if n >= {total // 2} then wrk.thread:stop() end end\n"
-    )
-    subprocess.run(
-        ["wrk", "-t2", "-c16", "-d600s", "-s", str(script), url + "/v1/chat/completions"],
+def _drive(url: str, key: str, total: int, rps: float, tmp: Path) -> int:
+    """Send at least ``total`` requests with wrk at concurrency 16 (wrk has no request count: the run lasts
+    long enough at the rate measured before). Returns the number wrk reports."""
+    script = tmp / "post.lua"
+    seconds = max(2, math.ceil(total / max(rps, 1.0) * 1.1))
+    out = subprocess.run(
+        ["wrk", "-t2", "-c16", f"-d{seconds}s", "-s", str(script), url + "/v1/chat/completions"],
         capture_output=True,
+        text=True,
         check=True,
-    )
+    ).stdout
+    return int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
 
 
 def _row(profile: str, label: str, r: dict[str, Any]) -> str:
