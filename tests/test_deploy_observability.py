@@ -85,10 +85,12 @@ def every_kind_of_traffic(gw) -> None:
     post({"model": "auto", "messages": CHAT}, **{"x-sim-fault-diffusion": "rough=markup"})  # quality fallback
     post({"model": AR_MODEL, "messages": CHAT, "seed": 1})  # pinned
     httpx.get(gw.base_url + "/models", headers={"authorization": "Bearer gw-wrong"})  # auth failure
+    for _ in range(6):  # over the 10 per minute the gateway under test allows: rate limited
+        post({"model": "auto", "messages": CHAT})
 
 
 def test_every_series_the_dashboard_and_alerts_query_exists(make_gateway):
-    gw = make_gateway(routing={"health_interval": 0.2})
+    gw = make_gateway(routing={"health_interval": 0.2}, limits={"requests_per_minute": 10})
     every_kind_of_traffic(gw)
     wanted = queried_metrics()
     assert {"gateway_requests_total", "gateway_diffusion_requests_total", "gateway_backend_info"} <= wanted
@@ -109,7 +111,7 @@ def free_port() -> int:
 
 def test_a_real_prometheus_sees_the_sampler_and_entropy_bound_per_request(make_gateway, tmp_path):
     prometheus = need("prometheus")
-    gw = make_gateway()
+    gw = make_gateway(limits={"requests_per_minute": 10})
     port = free_port()
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},

@@ -302,3 +302,14 @@ def test_in_flight_counts_return_to_zero(gateway):
             {"x-sim-fault-diffusion": "status=500"},
         )
     assert wait_for(lambda: all(s.in_flight == 0 for s in pool.states.values()))
+
+
+def test_models_lists_only_the_backends_a_key_may_use(make_gateway):
+    gw = make_gateway()
+    from tests.support import write_key
+
+    limited = write_key(gw.keys_file, "diffusion-only", backends=["diffusion"])
+    h = {"authorization": f"Bearer {limited}"}
+    assert wait_for(lambda: httpx.get(gw.base_url + "/models", headers=h).status_code == 200)
+    ids = [m["id"] for m in httpx.get(gw.base_url + "/models", headers=h).json()["data"]]
+    assert ids == ["auto", DIFFUSION_MODEL]
