@@ -51,6 +51,21 @@ class ServerThread:
         self.sock.close()
 
 
+def system_binary(name: str) -> str:
+    """The path of a system tool the README's test command installs: missing in CI fails, else skips."""
+    import os
+    import shutil
+
+    import pytest
+
+    path = shutil.which(name)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} is not installed; the README's test command installs it")
+        pytest.skip(f"{name} not installed")
+    return path
+
+
 def wait_for(predicate: Callable[[], bool], within: float = 5.0, step: float = 0.01) -> bool:
     """Poll a condition (never asserts on elapsed time; ``within`` only bounds a hung test)."""
     deadline = time.monotonic() + within

@@ -6,12 +6,13 @@ provided, images are pinned, and the vLLM flags match shared/docs/backends.md.""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.support import system_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "deploy" / "k8s"
@@ -24,15 +25,6 @@ DIFFUSION_FLAGS = {
     "--enable-auto-tool-choice",
 }
 AR_FLAGS = {"--tool-call-parser=gemma4", "--reasoning-parser=gemma4", "--enable-auto-tool-choice"}
-
-
-def tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{name} is not installed; the README's test command installs it")
-        pytest.skip(f"{name} not installed")
-    return path
 
 
 def run(*args: str) -> str:
@@ -50,7 +42,7 @@ def pinned(image: str) -> bool:
 
 
 def test_dockerfile_lints_clean_and_has_what_an_image_needs():
-    run(tool("hadolint"), "Dockerfile")
+    run(system_binary("hadolint"), "Dockerfile")
     text = (ROOT / "Dockerfile").read_text()
     assert text.count("\nFROM ") + text.startswith("FROM ") >= 2  # multi-stage
     assert "USER 10001" in text and "HEALTHCHECK" in text
@@ -76,7 +68,14 @@ def test_dockerfile_lints_clean_and_has_what_an_image_needs():
 @pytest.fixture(scope="module")
 def compose() -> dict:
     text = run(
-        tool("docker-compose"), "--env-file", ".env.example", "--profile", "gpu", "--profile", "sim", "config"
+        system_binary("docker-compose"),
+        "--env-file",
+        ".env.example",
+        "--profile",
+        "gpu",
+        "--profile",
+        "sim",
+        "config",
     )
     return yaml.safe_load(text)
 
@@ -139,7 +138,7 @@ def test_compose_gateway_config_is_valid_and_every_secret_it_needs_is_provided(c
 
 
 def test_compose_variants_and_env_example():
-    docker_compose = tool("docker-compose")
+    docker_compose = system_binary("docker-compose")
     for variant in ("compose.spark.yaml", "compose.x86.yaml", "compose.ports.yaml"):
         run(
             docker_compose,
@@ -162,7 +161,7 @@ def test_compose_variants_and_env_example():
 
 @pytest.fixture(scope="module")
 def manifests() -> list[dict]:
-    text = run(tool("kubectl"), "kustomize", str(K8S))
+    text = run(system_binary("kubectl"), "kustomize", str(K8S))
     return [d for d in yaml.safe_load_all(text) if d]
 
 

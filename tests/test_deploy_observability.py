@@ -4,20 +4,17 @@ after traffic of every kind, and a real Prometheus server scraping a real gatewa
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import socket
 import subprocess
 import time
 from pathlib import Path
 
 import httpx
-import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support import AR_MODEL, wait_for
+from tests.support import AR_MODEL, system_binary, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -25,18 +22,8 @@ CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
 CODE = [{"role": "user", "content": "Write a python function that merges two sorted lists"}]
 
 
-def need(binary: str) -> str:
-    """The path of a system binary; CI installs it (.ci/run), so there a missing one is a failure."""
-    path = shutil.which(binary)
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{binary} is not installed; .ci/run installs it (Debian package prometheus)")
-        pytest.skip(f"{binary} not installed (apt-get install prometheus)")
-    return path
-
-
 def test_promtool_accepts_the_config_and_the_rules():
-    promtool = need("promtool")
+    promtool = system_binary("promtool")
     for args in (
         ["check", "config", str(DEPLOY / "prometheus" / "prometheus.yml")],
         ["check", "rules", str(DEPLOY / "prometheus" / "alerts.yml")],
@@ -46,7 +33,7 @@ def test_promtool_accepts_the_config_and_the_rules():
 
 
 def test_the_alert_rules_fire_as_intended():
-    promtool = need("promtool")
+    promtool = system_binary("promtool")
     result = subprocess.run(
         [promtool, "test", "rules", str(DEPLOY / "prometheus" / "alerts_test.yml")],
         capture_output=True,
@@ -110,7 +97,7 @@ def free_port() -> int:
 
 
 def test_a_real_prometheus_sees_the_sampler_and_entropy_bound_per_request(make_gateway, tmp_path):
-    prometheus = need("prometheus")
+    prometheus = system_binary("prometheus")
     gw = make_gateway(limits={"requests_per_minute": 10})
     port = free_port()
     config = {
