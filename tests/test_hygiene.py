@@ -70,7 +70,8 @@ def test_no_secret_in_logs_metrics_or_errors(make_gateway, capture_all_logs, tmp
     logs = "\n".join(
         f"{r.getMessage()} {getattr(r, 'fields', '')}" for r in capture_all_logs.records if r.thread != main
     )
-    assert '"request"' in logs or "request " in logs  # the request log lines are in there
+    # The capture works: the gateway's request log lines (one per request) are in there.
+    assert sum(1 for r in capture_all_logs.records if r.thread != main and r.name == "gateway.request") >= 30
     assert "robot" in logs  # the JWT principal is named...
     secrets = [
         gw.key,
