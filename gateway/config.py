@@ -202,6 +202,11 @@ class TierPolicy(_Section):
     route_override: bool = True  # may choose a backend itself (x-gateway-route, aliases)
     speed_tier: str | None = None  # a routing.speed_tiers entry applied to its diffusion requests
     limits: LimitSettings | None = None  # overrides the limits: section for its principals
+    # Thinking: the default for chat_template_kwargs.enable_thinking (None: the server's default), whether a
+    # request may choose otherwise, and whether reasoning text is stripped from answers.
+    thinking: bool | None = None
+    thinking_override: bool = True
+    strip_reasoning: bool = False
 
 
 class AuthSettings(_Section):

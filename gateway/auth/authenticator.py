@@ -83,6 +83,9 @@ class Authenticator:
             route_override=record.route_override,
             speed_tier=record.speed_tier,
             limits=record.limits,
+            thinking=record.thinking,
+            thinking_override=record.thinking_override,
+            strip_reasoning=record.strip_reasoning,
         )
 
 

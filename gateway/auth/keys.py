@@ -50,6 +50,9 @@ class KeyRecord(BaseModel):
     backends: list[str] | None = None
     route_override: bool | None = None
     speed_tier: str | None = None
+    thinking: bool | None = None
+    thinking_override: bool | None = None
+    strip_reasoning: bool | None = None
     tier: str | None = None
     limits: LimitSettings | None = None
     revoked: bool = False

@@ -26,6 +26,9 @@ def build_principal(
     route_override: bool | None = None,
     speed_tier: str | None = None,
     limits: LimitSettings | None = None,
+    thinking: bool | None = None,
+    thinking_override: bool | None = None,
+    strip_reasoning: bool | None = None,
 ) -> Principal:
     """The principal's own settings where given, else its tier's. An unknown tier fails closed."""
     policy = _OPEN
@@ -47,4 +50,7 @@ def build_principal(
         speed_tier=speed_tier or policy.speed_tier,
         tier=tier,
         limits=policy.limits.merged(limits) if policy.limits is not None else limits,
+        thinking=thinking if thinking is not None else policy.thinking,
+        thinking_override=thinking_override if thinking_override is not None else policy.thinking_override,
+        strip_reasoning=strip_reasoning if strip_reasoning is not None else policy.strip_reasoning,
     )

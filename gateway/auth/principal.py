@@ -23,6 +23,11 @@ class Principal:
     may_override: bool = True
     # A speed tier (routing.speed_tiers) applied to its diffusion requests unless the request asks another.
     speed_tier: str | None = None
+    # Thinking control (auth.tiers / key records): a default, whether requests may override it, and
+    # whether reasoning text is removed from what the client receives.
+    thinking: bool | None = None
+    thinking_override: bool = True
+    strip_reasoning: bool = False
     # The auth tier it belongs to (auth.tiers), if any.
     tier: str | None = None
     # Its own limits (key record over tier); the limits: section fills in the rest.

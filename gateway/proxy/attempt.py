@@ -21,6 +21,7 @@ from gateway.errors import GatewayError, UpstreamFailure
 from gateway.proxy.headers import client_response_headers
 from gateway.proxy.sse import DONE, EventSplitter, Usage, error_event, inspect_event
 from gateway.proxy.streaming import RelayStreamResponse
+from gateway.proxy.thinking import strip_reasoning_body, strip_reasoning_event
 from gateway.routing.quality import Answer, check_answer
 from gateway.routing.settings import QualitySettings
 from gateway.telemetry.record import RequestRecord
@@ -67,6 +68,7 @@ class Attempt:
     request_payload: dict[str, Any]
     quality: QualitySettings | None
     clock: Callable[[], float] = time.perf_counter
+    strip_reasoning: bool = False
 
     # ---- non-streaming ----------------------------------------------------------------------------------
 
@@ -85,6 +87,8 @@ class Attempt:
             return _status(response.status, data, self.backend)
         body = _json(data)
         self.record.usage = Usage.from_json(body.get("usage")) if isinstance(body, dict) else None
+        if self.strip_reasoning:
+            data = strip_reasoning_body(data)
         if self.record.content is not None:
             self.record.content["completion"] = _answer_of(body).content
         ok = Outcome(response=raw_response(data, response.status, client_response_headers(response.headers)))
@@ -189,6 +193,8 @@ class Attempt:
                         record.usage = info.usage
                         if info.usage_only and not client_wants_usage:
                             continue
+                    if self.strip_reasoning:
+                        event = strip_reasoning_event(event)
                     out.append(event)
                 if out:
                     if record.ttfb is None:

@@ -28,6 +28,7 @@ from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
 from gateway.proxy.body import Endpoint, ProxiedRequest, parse_request, read_body, upstream_body
 from gateway.proxy.headers import upstream_request_headers
 from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
+from gateway.proxy.thinking import apply_thinking
 from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
 from gateway.routing.state import BackendPool
 from gateway.telemetry.record import DiffusionRun, RequestRecord
@@ -83,6 +84,8 @@ class ProxyHandler:
         body = await read_body(request, server.max_body_bytes)
         parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
         record.stream = parsed.stream
+        if endpoint == "chat":
+            apply_thinking(parsed.payload, principal)  # before routing: thinking on routes as hard
         telemetry = self._settings.telemetry
         if telemetry.log_content:
             prompt = parsed.payload.get("messages", parsed.payload.get("prompt"))
@@ -92,7 +95,8 @@ class ProxyHandler:
         record.route_reasons = decision.reasons
         try:
             return await cancel_on_disconnect(
-                request.receive, self._run(request, parsed, decision, steps, record)
+                request.receive,
+                self._run(request, parsed, decision, steps, record, principal.strip_reasoning),
             )
         except ClientDisconnected:
             record.outcome = "disconnected"
@@ -105,6 +109,7 @@ class ProxyHandler:
         decision: Decision,
         steps: int | None,
         record: RequestRecord,
+        strip_reasoning: bool = False,
     ) -> Response:
         if decision.queue:
             await self._queue(decision.candidates[0])
@@ -121,6 +126,7 @@ class ProxyHandler:
                 outcome = _breaker_open(name)
             else:
                 attempt = self._attempt(request, parsed, decision, steps, record, backend, following)
+                attempt.strip_reasoning = strip_reasoning
                 lease = state.lease(self._clock)
                 handed_over = False
                 try:
