@@ -20,6 +20,7 @@ from gateway.upstream.base import (
     UpstreamResponse,
     UpstreamTimeout,
     auth_headers,
+    bounded,
     pool_size,
 )
 
@@ -46,10 +47,7 @@ class _AiohttpResponse(UpstreamResponse):
     async def read(self) -> bytes:
         """The whole body in one call (non-streaming answers), under the total deadline."""
         try:
-            async with asyncio.timeout_at(self._deadlines.total):
-                data = await self._response.read()
-        except TimeoutError:
-            raise UpstreamTimeout("total") from None
+            data = await bounded(self._response.read(), self._deadlines.total, "total")
         except aiohttp.ClientError as exc:
             raise _translate(exc) from exc
         self._ended = True
@@ -95,31 +93,27 @@ class AiohttpUpstream:
         t = backend.timeouts
         deadlines = Deadlines.start(t, loop.time(), stream)
         deadline, phase = deadlines.headers(stream)
+        call = self._client().request(
+            method,
+            backend.base_url + path,
+            data=body,
+            headers=headers,
+            allow_redirects=False,
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=t.connect, connect=t.connect),
+        )
         try:
-            async with asyncio.timeout_at(deadline):
-                response = await self._client().request(
-                    method,
-                    backend.base_url + path,
-                    data=body,
-                    headers=headers,
-                    allow_redirects=False,
-                    timeout=aiohttp.ClientTimeout(total=None, sock_connect=t.connect, connect=t.connect),
-                )
-        except TimeoutError:
-            raise UpstreamTimeout(phase) from None
+            response = await bounded(call, deadline, phase)
         except aiohttp.ClientError as exc:
             raise _translate(exc) from exc
         return _AiohttpResponse(response, deadlines)
 
     async def get(self, backend: BackendSettings, path: str, *, within: float) -> tuple[int, bytes]:
+        async def fetch() -> tuple[int, bytes]:
+            async with self._client().get(backend.base_url + path, headers=auth_headers(backend)) as response:
+                return response.status, await response.read()
+
         try:
-            async with asyncio.timeout(within):
-                async with self._client().get(
-                    backend.base_url + path, headers=auth_headers(backend)
-                ) as response:
-                    return response.status, await response.read()
-        except TimeoutError:
-            raise UpstreamTimeout("total") from None
+            return await bounded(fetch(), asyncio.get_running_loop().time() + within, "total")
         except aiohttp.ClientError as exc:
             raise _translate(exc) from exc
 

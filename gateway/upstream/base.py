@@ -13,11 +13,13 @@ not even headers, until the whole answer is ready.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from gateway.config import BackendSettings, TimeoutSettings
+
+T = TypeVar("T")
 
 __all__ = [
     "Deadlines",
@@ -27,6 +29,7 @@ __all__ = [
     "UpstreamError",
     "UpstreamResponse",
     "UpstreamTimeout",
+    "bounded",
 ]
 
 
@@ -65,6 +68,16 @@ class Deadlines:
         return (self.first_byte, "first_byte") if stream else (self.total, "total")
 
 
+async def bounded(call: Awaitable[T], deadline: float, phase: str) -> T:
+    """Await ``call`` until the event loop's clock reaches ``deadline``; past it, UpstreamTimeout(phase).
+    Every client's waits go through here, so deadlines mean the same whichever library is underneath."""
+    try:
+        async with asyncio.timeout_at(deadline):
+            return await call
+    except TimeoutError:
+        raise UpstreamTimeout(phase) from None
+
+
 class UpstreamResponse:
     """An open upstream response. Always closed by the caller (``aclose``), or the pool runs dry.
 
@@ -96,11 +109,7 @@ class UpstreamResponse:
         else:
             deadline = min(d.first_byte, d.total)
             phase = "first_byte" if d.first_byte < d.total else "total"
-        try:
-            async with asyncio.timeout_at(deadline):
-                chunk = await self._raw_chunk()
-        except TimeoutError:
-            raise UpstreamTimeout(phase) from None
+        chunk = await bounded(self._raw_chunk(), deadline, phase)
         if not chunk:
             self._ended = True
             return None

@@ -16,6 +16,7 @@ from gateway.upstream.base import (
     UpstreamResponse,
     UpstreamTimeout,
     auth_headers,
+    bounded,
     pool_size,
 )
 
@@ -78,20 +79,15 @@ class HttpxUpstream:
         )
         deadline, phase = deadlines.headers(stream)
         try:
-            async with asyncio.timeout_at(deadline):
-                response = await self._client.send(request, stream=True)
-        except TimeoutError:
-            raise UpstreamTimeout(phase) from None
+            response = await bounded(self._client.send(request, stream=True), deadline, phase)
         except httpx.HTTPError as exc:
             raise _translate(exc) from exc
         return _HttpxResponse(response, deadlines)
 
     async def get(self, backend: BackendSettings, path: str, *, within: float) -> tuple[int, bytes]:
+        call = self._client.get(backend.base_url + path, headers=auth_headers(backend))
         try:
-            async with asyncio.timeout(within):
-                response = await self._client.get(backend.base_url + path, headers=auth_headers(backend))
-        except TimeoutError:
-            raise UpstreamTimeout("total") from None
+            response = await bounded(call, asyncio.get_running_loop().time() + within, "total")
         except httpx.HTTPError as exc:
             raise _translate(exc) from exc
         return response.status_code, response.content
