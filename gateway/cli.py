@@ -90,6 +90,17 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument(
                 "--no-route-override", action="store_true", help="forbid x-gateway-route and aliases"
             )
+            p.add_argument(
+                "--pacing",
+                action=argparse.BooleanOptionalAction,
+                help="pace its diffusion streams (default: its tier's, then pacing.enabled)",
+            )
+            p.add_argument(
+                "--thinking",
+                action=argparse.BooleanOptionalAction,
+                help="its default for chat_template_kwargs.enable_thinking",
+            )
+            p.add_argument("--strip-reasoning", action="store_true", help="remove reasoning from its answers")
             p.add_argument("--rpm", type=int, help="requests per minute")
             p.add_argument("--tpm", type=int, help="tokens per minute (prompt + completion)")
             p.add_argument("--concurrency", type=int, help="concurrent requests")
@@ -351,6 +362,9 @@ def _keys_create(args: argparse.Namespace) -> int:
         tier=args.tier,
         speed_tier=args.speed_tier,
         route_override=False if args.no_route_override else None,
+        pacing=args.pacing,
+        thinking=args.thinking,
+        strip_reasoning=True if args.strip_reasoning else None,
         limits=_limits(args),
     )
     print(f"created key {args.name!r} in {path}; it is shown only now:", file=sys.stderr)

@@ -48,6 +48,7 @@ __all__ = [
     "ConfigError",
     "DiffusionSettings",
     "JWTSettings",
+    "PacingSettings",
     "ServerSettings",
     "Settings",
     "TelemetrySettings",
@@ -207,6 +208,8 @@ class TierPolicy(_Section):
     thinking: bool | None = None
     thinking_override: bool = True
     strip_reasoning: bool = False
+    # Stream pacing for its diffusion streams (None: the pacing: section's default).
+    pacing: bool | None = None
 
 
 class AuthSettings(_Section):
@@ -226,6 +229,26 @@ class TelemetrySettings(_Section):
     scrape_backends: bool = True
 
 
+class PacingSettings(_Section):
+    """Stream pacing (issue 8): a diffusion backend's whole-canvas chunks re-chunked into small deltas,
+    sent evenly so that typing animations stay smooth. Off by default: streams keep their exact bytes."""
+
+    # For principals whose key or tier does not decide; a request decides with x-gateway-pacing.
+    enabled: bool = False
+    # Seconds: the most the end of an answer is delayed (each canvas is spread over at most this).
+    budget: float = Field(1.0, gt=0, le=30)
+    # Seconds: the least time between two deltas (pieces per canvas are at most budget / interval).
+    interval: float = Field(0.04, ge=0.005, le=1)
+    # Seconds: the largest budget a request may ask for with x-gateway-pacing: <milliseconds>.
+    max_budget: float = Field(5.0, gt=0, le=30)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PacingSettings:
+        if self.budget > self.max_budget:
+            raise ValueError("budget must not exceed max_budget")
+        return self
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
@@ -243,6 +266,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = AuthSettings()
     routing: RoutingSettings = RoutingSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
+    pacing: PacingSettings = PacingSettings()
     limits: LimitSettings = LimitSettings()
     state: StateSettings = StateSettings()
 

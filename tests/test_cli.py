@@ -37,6 +37,12 @@ def test_keys_lifecycle(tmp_path, capsys):
         and record.expires.year == 2099
     )
 
+    assert record.pacing is None and record.thinking is None and record.strip_reasoning is None
+    flags = ["--pacing", "--no-thinking", "--strip-reasoning"]
+    assert main(["keys", "create", "bot", "--keys-file", str(path), *flags]) == 0
+    bot = KeyFile.read(path).keys[1]
+    assert (bot.pacing, bot.thinking, bot.strip_reasoning) == (True, False, True)
+
     assert main(["keys", "create", "alice", "--keys-file", str(path)]) == 2  # names are unique
     assert "already exists" in capsys.readouterr().err
 

@@ -86,6 +86,7 @@ class Authenticator:
             thinking=record.thinking,
             thinking_override=record.thinking_override,
             strip_reasoning=record.strip_reasoning,
+            pacing=record.pacing,
         )
 
 

@@ -53,6 +53,7 @@ class KeyRecord(BaseModel):
     thinking: bool | None = None
     thinking_override: bool | None = None
     strip_reasoning: bool | None = None
+    pacing: bool | None = None
     tier: str | None = None
     limits: LimitSettings | None = None
     revoked: bool = False

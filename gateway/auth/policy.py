@@ -29,6 +29,7 @@ def build_principal(
     thinking: bool | None = None,
     thinking_override: bool | None = None,
     strip_reasoning: bool | None = None,
+    pacing: bool | None = None,
 ) -> Principal:
     """The principal's own settings where given, else its tier's. An unknown tier fails closed."""
     policy = _OPEN
@@ -53,4 +54,5 @@ def build_principal(
         thinking=thinking if thinking is not None else policy.thinking,
         thinking_override=thinking_override if thinking_override is not None else policy.thinking_override,
         strip_reasoning=strip_reasoning if strip_reasoning is not None else policy.strip_reasoning,
+        pacing=pacing if pacing is not None else policy.pacing,
     )

@@ -28,6 +28,8 @@ class Principal:
     thinking: bool | None = None
     thinking_override: bool = True
     strip_reasoning: bool = False
+    # Stream pacing (issue 8): None leaves it to the pacing: section's default.
+    pacing: bool | None = None
     # The auth tier it belongs to (auth.tiers), if any.
     tier: str | None = None
     # Its own limits (key record over tier); the limits: section fills in the rest.

@@ -19,6 +19,7 @@ from starlette.responses import Response
 from gateway.config import BackendSettings
 from gateway.errors import GatewayError, UpstreamFailure
 from gateway.proxy.headers import client_response_headers
+from gateway.proxy.pacing import PACING_HEADER, Schedule, pace
 from gateway.proxy.sse import DONE, EventSplitter, Usage, error_event, inspect_event
 from gateway.proxy.streaming import RelayStreamResponse
 from gateway.proxy.thinking import strip_reasoning_body, strip_reasoning_event
@@ -69,6 +70,7 @@ class Attempt:
     quality: QualitySettings | None
     clock: Callable[[], float] = time.perf_counter
     strip_reasoning: bool = False
+    pacing: Schedule | None = None
 
     # ---- non-streaming ----------------------------------------------------------------------------------
 
@@ -160,12 +162,11 @@ class Attempt:
         headers = [
             (k, v) for k, v in client_response_headers(response.headers) if k.lower() != "cache-control"
         ]
-        return RelayStreamResponse(
-            self._relay(response, held, client_wants_usage),
-            status=200,
-            headers=headers + _SSE_HEADERS,
-            on_end=on_end,
-        )
+        body = self._relay(response, held, client_wants_usage)
+        if self.pacing is not None:
+            body = pace(body, self.pacing)
+            headers.append((PACING_HEADER, str(round(self.pacing.budget * 1000))))
+        return RelayStreamResponse(body, status=200, headers=headers + _SSE_HEADERS, on_end=on_end)
 
     async def _relay(
         self, response: UpstreamResponse, held: list[bytes], client_wants_usage: bool

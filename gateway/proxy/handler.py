@@ -27,6 +27,7 @@ from gateway.errors import InvalidRequest, PermissionDenied, UpstreamFailure
 from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
 from gateway.proxy.body import Endpoint, ProxiedRequest, parse_request, read_body, upstream_body
 from gateway.proxy.headers import upstream_request_headers
+from gateway.proxy.pacing import PACING_HEADER, Schedule, pacing_budget
 from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
 from gateway.proxy.thinking import apply_thinking
 from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
@@ -93,10 +94,15 @@ class ProxyHandler:
             record.content_limit = telemetry.log_content_max_chars
         decision, steps = self.plan(parsed, request.headers, principal)
         record.route_reasons = decision.reasons
+        pacing = (
+            pacing_budget(request.headers.get(PACING_HEADER), principal.pacing, self._settings.pacing)
+            if parsed.stream
+            else None
+        )
         try:
             return await cancel_on_disconnect(
                 request.receive,
-                self._run(request, parsed, decision, steps, record, principal.strip_reasoning),
+                self._run(request, parsed, decision, steps, record, principal.strip_reasoning, pacing),
             )
         except ClientDisconnected:
             record.outcome = "disconnected"
@@ -110,6 +116,7 @@ class ProxyHandler:
         steps: int | None,
         record: RequestRecord,
         strip_reasoning: bool = False,
+        pacing: float | None = None,
     ) -> Response:
         if decision.queue:
             await self._queue(decision.candidates[0])
@@ -127,6 +134,9 @@ class ProxyHandler:
             else:
                 attempt = self._attempt(request, parsed, decision, steps, record, backend, following)
                 attempt.strip_reasoning = strip_reasoning
+                if pacing is not None and backend.kind == "diffusion":
+                    # Only diffusion streams come in whole canvases; token streams keep their bytes.
+                    attempt.pacing = Schedule(pacing, self._settings.pacing.interval)
                 lease = state.lease(self._clock)
                 handed_over = False
                 try:
