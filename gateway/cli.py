@@ -198,14 +198,15 @@ def _route(args: argparse.Namespace) -> int:
 
     from gateway.auth.principal import Principal
     from gateway.errors import GatewayError
-    from gateway.proxy.body import Endpoint, parse_request
+    from gateway.proxy.body import parse_request
+    from gateway.proxy.dialects import guess_endpoint
     from gateway.proxy.handler import describe, plan_route
     from gateway.routing.state import BackendPool
 
     settings = load_settings(args.config)
     body = sys.stdin.buffer.read() if str(args.file) == "-" else args.file.read_bytes()
     headers = Headers({k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in args.header)})
-    endpoint: Endpoint = "completions" if b'"prompt"' in body and b'"messages"' not in body else "chat"
+    endpoint = guess_endpoint(body)
     try:
         parsed = parse_request(body, endpoint, max_n=settings.server.max_n, max_output_tokens=None)
         views = BackendPool(settings.backends, settings.routing.breaker).views()

@@ -133,6 +133,11 @@ class BackendSettings(_Section):
     # Seconds for a typical answer before any is observed (then a moving average of what is): the
     # spill-over decision compares it across backends. Default: the published H100 figures by kind.
     expected_latency: float | None = Field(None, gt=0)
+    # The APIs it serves (vLLM 0.33 serves all four, backends.md); requests for another API are routed
+    # elsewhere or answered 404.
+    endpoints: frozenset[Literal["chat", "completions", "responses", "messages"]] = Field(
+        frozenset({"chat", "completions", "responses", "messages"}), min_length=1
+    )
 
     @model_validator(mode="after")
     def _diffusion_section(self) -> BackendSettings:

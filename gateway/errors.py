@@ -10,7 +10,9 @@
     ├── IdentityProviderDown     503 (JWKS unreachable and no cached key: not the caller's fault)
     └── UpstreamFailure          502 / 503 / 504, raised by the proxy from upstream.UpstreamError
 
-Bodies follow OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``.
+Bodies follow OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``. On ``/v1/messages``
+the same body also carries Anthropic's top-level ``"type": "error"`` and Anthropic's error type names, so
+that Anthropic SDKs raise the right exception class; OpenAI clients read the same fields as everywhere.
 """
 
 from __future__ import annotations
@@ -29,12 +31,33 @@ __all__ = [
     "PayloadTooLarge",
     "PermissionDenied",
     "UpstreamFailure",
+    "anthropic_error_body",
     "error_body",
 ]
 
 
+# https://docs.anthropic.com/en/api/errors: the error type for each status.
+_ANTHROPIC_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    503: "overloaded_error",
+}
+
+
 def error_body(message: str, type_: str, code: str | None = None, param: str | None = None) -> bytes:
     return orjson.dumps({"error": {"message": message, "type": type_, "param": param, "code": code}})
+
+
+def anthropic_error_body(
+    status: int, message: str, code: str | None = None, param: str | None = None
+) -> bytes:
+    kind = _ANTHROPIC_TYPES.get(status, "invalid_request_error" if status < 500 else "api_error")
+    error = {"type": kind, "message": message, "param": param, "code": code}
+    return orjson.dumps({"type": "error", "error": error})
 
 
 class GatewayError(Exception):
@@ -57,7 +80,9 @@ class GatewayError(Exception):
         self.param = param
         self.headers = dict(headers or {})
 
-    def body(self) -> bytes:
+    def body(self, *, anthropic: bool = False) -> bytes:
+        if anthropic:
+            return anthropic_error_body(self.status, self.message, self.code, self.param)
         return error_body(self.message, self.type, self.code, self.param)
 
 

@@ -26,8 +26,9 @@ def note_error(request_scope: Scope, exc: GatewayError) -> None:
             record.outcome = "rate_limited"
 
 
-def error_response(exc: GatewayError) -> Response:
-    response = Response(exc.body(), status_code=exc.status, media_type="application/json")
+def error_response(exc: GatewayError, *, anthropic: bool = False) -> Response:
+    """The error as a response; ``anthropic`` on /v1/messages (gateway.errors)."""
+    response = Response(exc.body(anthropic=anthropic), status_code=exc.status, media_type="application/json")
     for key, value in exc.headers.items():
         response.headers[key] = value
     if isinstance(exc, UpstreamFailure) and exc.backend is not None and BACKEND_HEADER not in exc.headers:

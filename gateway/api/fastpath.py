@@ -1,8 +1,9 @@
 """The ASGI entry point, and the hot path around FastAPI's router.
 
-``POST /v1/chat/completions`` and ``/v1/completions`` are dispatched straight from ASGI to the proxy:
+``POST /v1/chat/completions``, ``/v1/completions``, ``/v1/responses`` and ``/v1/messages`` are dispatched
+straight from ASGI to the proxy:
 FastAPI's routing, dependency solving and middleware stack cost a measurable share of every request
-(profiled with py-spy; README Performance) and give these two routes nothing. Every other path (models,
+(profiled with py-spy; README Performance) and give these routes nothing. Every other path (models,
 ops, 404s) goes through the FastAPI app as usual. Both sit inside the request-context middleware, so
 request ids, the request log, metrics and the 500 envelope are the same everywhere.
 """
@@ -20,10 +21,11 @@ from gateway.api.openai import proxy
 from gateway.api.state import GatewayState
 from gateway.errors import GatewayError, MethodNotAllowed
 from gateway.middleware import RequestContextMiddleware
+from gateway.proxy.dialects import PATHS, Endpoint
 
 __all__ = ["GatewayApp"]
 
-_HOT: dict[str, str] = {"/v1/chat/completions": "chat", "/v1/completions": "completions"}
+_HOT: dict[str, Endpoint] = {path: endpoint for endpoint, path in PATHS.items()}
 
 
 class GatewayApp:
@@ -50,5 +52,5 @@ class GatewayApp:
             response = await proxy(Request(scope, receive), endpoint, self._gateway)
         except GatewayError as exc:
             note_error(scope, exc)
-            response = error_response(exc)
+            response = error_response(exc, anthropic=endpoint == "messages")
         await response(scope, receive, send)

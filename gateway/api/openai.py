@@ -1,5 +1,5 @@
-"""The OpenAI-compatible surface: chat completions and completions (the hot path, see fastpath.py),
-models, and the routing explanation."""
+"""The OpenAI-compatible surface: chat completions, completions, responses and Anthropic-style messages
+(the hot path, see fastpath.py), models, and the routing explanation."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from starlette.responses import Response
 
 from gateway.api.state import GatewayState
 from gateway.middleware import record_of
+from gateway.proxy.dialects import Endpoint
 from gateway.routing import AUTO
 
 __all__ = ["proxy", "router"]
@@ -15,8 +16,8 @@ __all__ = ["proxy", "router"]
 router = APIRouter()
 
 
-async def proxy(request: Request, endpoint: str, state: GatewayState) -> Response:
-    """POST /v1/chat/completions and /v1/completions; dispatched by gateway.api.fastpath, not the router."""
+async def proxy(request: Request, endpoint: Endpoint, state: GatewayState) -> Response:
+    """POST to a proxied API (dialects.PATHS); dispatched by gateway.api.fastpath, not the router."""
     record = record_of(request.scope)
     principal = await state.auth.authenticate(request.headers)
     record.principal = principal.name
@@ -24,9 +25,7 @@ async def proxy(request: Request, endpoint: str, state: GatewayState) -> Respons
     admission = await state.limiter.admit(principal)
     record.rate_headers = admission.headers
     record.on_end.append(admission.finish)
-    return await state.proxy.handle(
-        request, "chat" if endpoint == "chat" else "completions", principal, record
-    )
+    return await state.proxy.handle(request, endpoint, principal, record)
 
 
 @router.get("/v1/models")

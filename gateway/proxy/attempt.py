@@ -17,10 +17,11 @@ import orjson
 from starlette.responses import Response
 
 from gateway.config import BackendSettings
-from gateway.errors import GatewayError, UpstreamFailure
+from gateway.errors import GatewayError, NotFound, UpstreamFailure
+from gateway.proxy.dialects import Endpoint, answer_of_body, answer_of_events, inspect, stream_failure
 from gateway.proxy.headers import client_response_headers
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pace
-from gateway.proxy.sse import DONE, EventSplitter, Usage, error_event, inspect_event
+from gateway.proxy.sse import EventSplitter, Usage
 from gateway.proxy.streaming import RelayStreamResponse
 from gateway.proxy.thinking import strip_reasoning_body, strip_reasoning_event
 from gateway.routing.quality import Answer, check_answer
@@ -62,6 +63,7 @@ class Attempt:
 
     upstream: UpstreamClient
     backend: BackendSettings
+    endpoint: Endpoint
     path: str
     body: bytes
     headers: list[tuple[str, str]]
@@ -92,10 +94,10 @@ class Attempt:
         if self.strip_reasoning:
             data = strip_reasoning_body(data)
         if self.record.content is not None:
-            self.record.content["completion"] = _answer_of(body).content
+            self.record.content["completion"] = answer_of_body(body, self.endpoint).content
         ok = Outcome(response=raw_response(data, response.status, client_response_headers(response.headers)))
         if self.quality is not None:
-            rough = check_answer(_answer_of(body), self.request_payload, self.quality)
+            rough = check_answer(answer_of_body(body, self.endpoint), self.request_payload, self.quality)
             if rough is not None:
                 # Kept in the outcome: with no backend left to retry on, the answer goes out as it is.
                 ok.retry = f"quality:{rough}"
@@ -130,7 +132,7 @@ class Attempt:
             await response.aclose()
             return _failed(UpstreamBroken("empty stream"), self.backend), None, []
         if self.quality is not None:
-            rough = check_answer(_answer_of_events(held), self.request_payload, self.quality)
+            rough = check_answer(answer_of_events(held, self.endpoint), self.request_payload, self.quality)
             if rough is not None:
                 # Nothing went out yet: the stream is abandoned and the request runs elsewhere.
                 await response.aclose()
@@ -145,7 +147,7 @@ class Attempt:
         # The diffusion backend sends a whole canvas per chunk: hold until there is visible text to check
         # or the answer ended (the whole answer, when tools are offered: the call comes in the last canvas).
         wait_for_end = bool(self.request_payload.get("tools"))
-        while not _checkable(_answer_of_events(held), wait_for_end):
+        while not _checkable(answer_of_events(held, self.endpoint), wait_for_end):
             chunk = await response.next_chunk()
             if chunk is None:
                 break
@@ -184,14 +186,14 @@ class Attempt:
                     raise UpstreamBroken("stream ended early")
                 out: list[bytes] = []
                 for event in splitter.feed(chunk):
-                    info = inspect_event(event)
+                    info = inspect(event, self.endpoint)
                     if info.done:
                         done = True
-                    elif info.error is not None:
+                    if info.error is not None:
                         record.outcome = "upstream_broken"
                         record.error_code = "backend_stream_error"
                     elif info.usage is not None:
-                        record.usage = info.usage
+                        record.usage = info.usage.merged(record.usage) if record.usage else info.usage
                         if info.usage_only and not client_wants_usage:
                             continue
                     if self.strip_reasoning:
@@ -207,18 +209,15 @@ class Attempt:
             record.outcome = f"upstream_{exc.kind}"
             record.error_code = "backend_stream_interrupted"
             record.upstream_errors.append((self.backend.name, "stream_interrupted"))
-            yield (
-                error_event(
-                    "The backend failed while streaming the answer; the answer is incomplete.",
-                    "server_error",
-                    "backend_stream_interrupted",
-                )
-                + DONE
+            yield stream_failure(
+                self.endpoint,
+                "The backend failed while streaming the answer; the answer is incomplete.",
+                "backend_stream_interrupted",
             )
         finally:
             await response.aclose()
             if sent is not None and record.content is not None:
-                record.content["completion"] = _answer_of_events(sent).content
+                record.content["completion"] = answer_of_events(sent, self.endpoint).content
 
 
 def _json(data: bytes) -> Any:
@@ -226,52 +225,6 @@ def _json(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
-
-
-def _answer_of(body: Any) -> Answer:
-    choices = body.get("choices") if isinstance(body, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return Answer(finished=True)
-    choice = choices[0]
-    if isinstance(choice.get("message"), dict):
-        return Answer.from_message(choice["message"])
-    return Answer(content=str(choice.get("text") or ""), finished=True)
-
-
-def _answer_of_events(chunks: list[bytes]) -> Answer:
-    """The answer so far, from the held SSE bytes (chat deltas or completion texts)."""
-    answer = Answer()
-    calls: dict[int, list[str]] = {}
-    for event in EventSplitter().feed(b"".join(chunks)):
-        if not event.startswith(b"data:"):
-            continue
-        data = event[5:].strip()
-        if data == b"[DONE]":
-            answer.finished = True
-            continue
-        obj = _json(data)
-        choices = obj.get("choices") if isinstance(obj, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            continue
-        choice = choices[0]
-        if choice.get("finish_reason"):
-            answer.finished = True
-        delta = choice.get("delta")
-        if not isinstance(delta, dict):
-            answer.content += str(choice.get("text") or "")
-            continue
-        answer.content += str(delta.get("content") or "")
-        answer.reasoning += str(delta.get("reasoning") or delta.get("reasoning_content") or "")
-        for call in delta.get("tool_calls") or ():
-            if not isinstance(call, dict):
-                continue
-            slot = calls.setdefault(int(call.get("index") or 0), ["", ""])
-            raw = call.get("function")
-            function: dict[str, Any] = raw if isinstance(raw, dict) else {}
-            slot[0] += str(function.get("name") or "")
-            slot[1] += str(function.get("arguments") or "")
-    answer.tool_calls = [(name, args) for _, (name, args) in sorted(calls.items())]
-    return answer
 
 
 def _checkable(answer: Answer, wait_for_end: bool) -> bool:
@@ -305,11 +258,21 @@ def _status(status: int, data: bytes, backend: BackendSettings) -> Outcome:
             backend=backend.name,
         )
         return Outcome(error=error, retry=f"status_{status}", backend_failed=True, outcome="upstream_status")
+    if status == 404 and _route_missing(data):
+        # The backend has no such route at all (an older vLLM without /v1/responses or /v1/messages):
+        # another backend may serve it; the caller gets a 404 that says so, not FastAPI's bare detail.
+        missing = NotFound(f"The backend {backend.name} does not serve this API.", code="endpoint_not_served")
+        return Outcome(error=missing, retry="unserved", outcome="client_error")
     response = raw_response(_envelope(data, status), status, [("content-type", "application/json")])
     if status == 429:
         # The backend is overloaded, not broken: another may answer; the breaker is left alone.
         return Outcome(response=response, retry="status_429", outcome="upstream_status")
     return Outcome(response=response, outcome="client_error")
+
+
+def _route_missing(data: bytes) -> bool:
+    body = _json(data)
+    return isinstance(body, dict) and body.get("detail") == "Not Found" and "error" not in body
 
 
 def _envelope(data: bytes, status: int) -> bytes:

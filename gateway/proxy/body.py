@@ -8,18 +8,15 @@ came.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 from starlette.requests import Request
 
 from gateway.errors import InvalidRequest, PayloadTooLarge
+from gateway.proxy.dialects import OUTPUT_LIMITS, REQUIRED, Endpoint, chat_view
 
 __all__ = ["Endpoint", "ProxiedRequest", "parse_request", "read_body", "upstream_body"]
-
-Endpoint = Literal["chat", "completions"]
-
-_REQUIRED: dict[Endpoint, str] = {"chat": "messages", "completions": "prompt"}
 
 
 @dataclass(slots=True)
@@ -30,6 +27,8 @@ class ProxiedRequest:
     stream: bool
     # Whether the client asked for the usage chunk itself; the gateway always asks upstream.
     client_wants_usage: bool
+    # The request as chat messages and tools, for routing and quality checks (dialects.chat_view).
+    view: dict[str, Any]
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -71,14 +70,16 @@ def parse_request(
     if not isinstance(payload, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
 
-    required = _REQUIRED[endpoint]
+    required = REQUIRED[endpoint]
     if required not in payload:
         raise _missing(required)
     value = payload[required]
-    if endpoint == "chat" and (not isinstance(value, list) or not value):
+    if endpoint in ("chat", "messages") and (not isinstance(value, list) or not value):
         raise InvalidRequest("'messages' must be a non-empty array.", param="messages", code="invalid_type")
     if endpoint == "completions" and not isinstance(value, str | list):
         raise InvalidRequest("'prompt' must be a string or an array.", param="prompt", code="invalid_type")
+    if endpoint == "responses" and not isinstance(value, str | list):
+        raise InvalidRequest("'input' must be a string or an array.", param="input", code="invalid_type")
 
     model = payload.get("model")
     if model is None:
@@ -92,20 +93,22 @@ def parse_request(
     if not isinstance(stream, bool):
         raise InvalidRequest("'stream' must be a boolean.", param="stream", code="invalid_type")
 
-    _check_bounds(payload, max_n, max_output_tokens)
+    _check_bounds(payload, endpoint, max_n, max_output_tokens)
 
     options = payload.get("stream_options")
     client_wants_usage = isinstance(options, dict) and options.get("include_usage") is True
-    return ProxiedRequest(endpoint, payload, model, stream, client_wants_usage)
+    return ProxiedRequest(endpoint, payload, model, stream, client_wants_usage, chat_view(payload, endpoint))
 
 
-def _check_bounds(payload: dict[str, Any], max_n: int, max_output_tokens: int | None) -> None:
+def _check_bounds(
+    payload: dict[str, Any], endpoint: Endpoint, max_n: int, max_output_tokens: int | None
+) -> None:
     n = payload.get("n")
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= max_n):
         raise InvalidRequest(f"'n' must be an integer from 1 to {max_n}.", param="n", code="invalid_value")
     if max_output_tokens is None:
         return
-    for field in ("max_tokens", "max_completion_tokens"):
+    for field in OUTPUT_LIMITS[endpoint]:
         value = payload.get(field)
         if isinstance(value, int) and value > max_output_tokens:
             raise InvalidRequest(
@@ -142,7 +145,8 @@ def upstream_body(
             min(asked, diffusion_max_steps) if isinstance(asked, int) else diffusion_max_steps
         )
         payload["vllm_xargs"] = xargs
-    if request.stream:
+    if request.stream and request.endpoint in ("chat", "completions"):
+        # Responses and Messages streams always carry usage, in their last events.
         options = payload.get("stream_options")
         options = dict(options) if isinstance(options, dict) else {}
         options["include_usage"] = True

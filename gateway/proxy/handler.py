@@ -25,7 +25,8 @@ from gateway.auth.principal import Principal
 from gateway.config import BackendSettings, DiffusionSettings, Settings
 from gateway.errors import InvalidRequest, PermissionDenied, UpstreamFailure
 from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
-from gateway.proxy.body import Endpoint, ProxiedRequest, parse_request, read_body, upstream_body
+from gateway.proxy.body import ProxiedRequest, parse_request, read_body, upstream_body
+from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
 from gateway.proxy.headers import upstream_request_headers
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pacing_budget
 from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
@@ -41,7 +42,6 @@ BACKEND_HEADER = "x-gateway-backend"
 ROUTE_HEADER = "x-gateway-route"
 FALLBACK_HEADER = "x-gateway-fallback"
 SPEED_HEADER = "x-gateway-speed"
-_PATHS: dict[Endpoint, str] = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
 
 
 class ProxyHandler:
@@ -71,7 +71,7 @@ class ProxyHandler:
         """What ``handle`` would do with this body, as JSON: POST /v1/gateway/route."""
         server = self._settings.server
         body = await read_body(request, server.max_body_bytes)
-        endpoint: Endpoint = "completions" if b'"prompt"' in body and b'"messages"' not in body else "chat"
+        endpoint = guess_endpoint(body)
         parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
         decision, steps = self.plan(parsed, request.headers, principal)
         return describe(decision, steps, self._backends)
@@ -94,15 +94,17 @@ class ProxyHandler:
             record.content_limit = telemetry.log_content_max_chars
         decision, steps = self.plan(parsed, request.headers, principal)
         record.route_reasons = decision.reasons
+        # Pacing and reasoning stripping know the chat and completions wire formats only.
+        openai = endpoint in ("chat", "completions")
         pacing = (
             pacing_budget(request.headers.get(PACING_HEADER), principal.pacing, self._settings.pacing)
-            if parsed.stream
+            if parsed.stream and openai
             else None
         )
+        strip = principal.strip_reasoning and openai
         try:
             return await cancel_on_disconnect(
-                request.receive,
-                self._run(request, parsed, decision, steps, record, principal.strip_reasoning, pacing),
+                request.receive, self._run(request, parsed, decision, steps, record, strip, pacing)
             )
         except ClientDisconnected:
             record.outcome = "disconnected"
@@ -195,7 +197,8 @@ class ProxyHandler:
         return Attempt(
             upstream=self._upstream,
             backend=backend,
-            path=_PATHS[parsed.endpoint],
+            endpoint=parsed.endpoint,
+            path=PATHS[parsed.endpoint],
             body=upstream_body(
                 parsed,
                 backend.model,
@@ -204,7 +207,7 @@ class ProxyHandler:
             ),
             headers=upstream_request_headers(request.headers.items(), backend, record.request_id),
             record=record,
-            request_payload=parsed.payload,
+            request_payload=parsed.view,
             quality=self._policy.quality if checked else None,
             clock=self._clock,
         )
@@ -294,7 +297,7 @@ def plan_route(
 ) -> tuple[Decision, int | None]:
     """The routing decision for a parsed request, and the diffusion step cap of its speed tier."""
     policy = settings.routing
-    features = extract_features(parsed.payload, parsed.endpoint)
+    features = extract_features(parsed.view, parsed.endpoint)
     decision = decide(
         RouteInput(
             model=parsed.model,

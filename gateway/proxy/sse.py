@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["DONE", "EventSplitter", "Usage", "error_event", "inspect_event"]
+__all__ = ["DONE", "EventInfo", "EventSplitter", "Usage", "error_event", "inspect_event"]
 
 DONE = b"data: [DONE]\n\n"
 
@@ -57,12 +57,25 @@ class Usage:
     def from_json(cls, usage: Any) -> Usage | None:
         if not isinstance(usage, dict):
             return None
-        details = usage.get("completion_tokens_details")
+        # Chat and completions name them prompt/completion; the Responses and Anthropic Messages APIs
+        # input/output.
+        details = usage.get("completion_tokens_details") or usage.get("output_tokens_details")
         reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
         return cls(
-            prompt_tokens=_int(usage.get("prompt_tokens")),
-            completion_tokens=_int(usage.get("completion_tokens")),
+            prompt_tokens=_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
+            completion_tokens=_int(usage.get("completion_tokens", usage.get("output_tokens"))),
             reasoning_tokens=_int(reasoning),
+        )
+
+    def merged(self, later: Usage | None) -> Usage:
+        """Anthropic streams split usage over two events (input in message_start, output in
+        message_delta, cumulative): the larger of each count."""
+        if later is None:
+            return self
+        return Usage(
+            max(self.prompt_tokens, later.prompt_tokens),
+            max(self.completion_tokens, later.completion_tokens),
+            max(self.reasoning_tokens, later.reasoning_tokens),
         )
 
 

@@ -14,7 +14,8 @@ Then the candidates are ordered by availability (circuit breaker, health) and lo
 Reason codes (``x-gateway-route``): ``explicit:header``, ``explicit:model``, ``explicit:alias``,
 ``rule:<name>``, ``incompatible:<what>``, ``tool-heavy:tools``, ``tool-heavy:tool_choice``,
 ``tool-heavy:agent-loop``, ``hard:code``, ``hard:math``, ``hard:reasoning``, ``hard:thinking``,
-``default``, ``adapted:temperature``, ``unavailable:<backend>``, ``spillover``, ``queued``.
+``default``, ``adapted:temperature``, ``unserved:<backend>`` (it does not serve the request's API, e.g.
+``/v1/messages``), ``unavailable:<backend>``, ``spillover``, ``queued``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class BackendView:
     in_flight: int = 0
     available: bool = True  # healthy and its circuit breaker lets requests through
     expected_latency: float = 1.0  # seconds for a typical answer, observed or configured
+    # The API dialects it serves (chat, completions, responses, messages): a backend.endpoints setting.
+    endpoints: frozenset[str] = frozenset({"chat", "completions", "responses", "messages"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +75,8 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
                 "This credential may not choose a route explicitly.", code="route_not_allowed"
             )
         _check_allowed(request, [backend.name])
+        if request.features.endpoint not in backend.endpoints:
+            raise _not_served(request, [backend.name])
         reasons = [reason]
         drop = False
         if backend.kind == "diffusion":
@@ -93,6 +98,12 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
         candidates = [b for b in candidates if b.name in request.allowed_backends]
         if not candidates:
             raise PermissionDenied("This credential may not use any backend that can serve this request.")
+    serving = [b for b in candidates if request.features.endpoint in b.endpoints]
+    if not serving:
+        raise _not_served(request, [b.name for b in candidates])
+    if serving[0] is not candidates[0]:
+        reasons.append(f"unserved:{candidates[0].name}")
+    candidates = serving
 
     # Availability: a backend whose breaker is open or that fails its health probe goes last.
     if not candidates[0].available and any(b.available for b in candidates[1:]):
@@ -123,6 +134,14 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
         reasons=tuple(reasons),
         drop_temperature=drop,
         queue=queue,
+    )
+
+
+def _not_served(request: RouteInput, names: list[str]) -> NotFound:
+    return NotFound(
+        f"The {request.features.endpoint} API is not served by {', '.join(names)}: "
+        "no backend behind this gateway can answer it.",
+        code="endpoint_not_served",
     )
 
 

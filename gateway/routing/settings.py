@@ -24,7 +24,7 @@ class RuleConditions(_Section):
     """Every condition that is set must hold; an empty ``when`` matches every request."""
 
     principals: list[str] | None = None
-    endpoint: Literal["chat", "completions"] | None = None
+    endpoint: Literal["chat", "completions", "responses", "messages"] | None = None
     has_tools: bool | None = None
     code: bool | None = None
     math: bool | None = None

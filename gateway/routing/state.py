@@ -114,6 +114,7 @@ class BackendState:
             in_flight=max(self.in_flight, self.shared_in_flight),
             available=self.healthy and self.breaker.available(),
             expected_latency=self.latency,
+            endpoints=s.endpoints,
         )
 
     def lease(self, clock: Callable[[], float]) -> Lease:
