@@ -83,9 +83,11 @@ def chat_view(payload: dict[str, Any], endpoint: Endpoint) -> dict[str, Any]:
 
 
 def _copy_common(payload: dict[str, Any], view: dict[str, Any]) -> None:
-    for key in ("temperature", "top_logprobs", "vllm_xargs", "chat_template_kwargs"):
+    for key in ("temperature", "top_logprobs", "vllm_xargs", "chat_template_kwargs", "max_tokens"):
         if key in payload:
             view[key] = payload[key]
+    if "max_output_tokens" in payload:
+        view["max_tokens"] = payload["max_output_tokens"]
 
 
 def _responses_view(payload: dict[str, Any]) -> dict[str, Any]:

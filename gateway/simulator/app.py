@@ -31,9 +31,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from gateway.proxy.dialects import Endpoint, chat_view
 from gateway.proxy.streaming import ClientDisconnected, RelayStreamResponse, cancel_on_disconnect
 from gateway.simulator.plan import Plan, make_plan
 from gateway.simulator.settings import Fault, SimulatorSettings, Timing
+from gateway.simulator.wire import MessagesWriter, ResponsesWriter, Writer
 
 __all__ = ["SimulatorState", "create_simulator"]
 
@@ -179,10 +181,16 @@ class _Simulator:
         return Response(orjson.dumps({"object": "list", "data": [card]}), media_type="application/json")
 
     async def chat(self, request: Request) -> Response:
-        return await self._generate(request, chat=True)
+        return await self._generate(request, "chat")
 
     async def completions(self, request: Request) -> Response:
-        return await self._generate(request, chat=False)
+        return await self._generate(request, "completions")
+
+    async def responses(self, request: Request) -> Response:
+        return await self._generate(request, "responses")
+
+    async def messages(self, request: Request) -> Response:
+        return await self._generate(request, "messages")
 
     # ---- generation ---------------------------------------------------------------------------------
 
@@ -195,7 +203,7 @@ class _Simulator:
             )
         return None
 
-    async def _generate(self, request: Request, *, chat: bool) -> Response:
+    async def _generate(self, request: Request, dialect: Endpoint) -> Response:
         if (denied := self._check_key(request)) is not None:
             return denied
         try:
@@ -220,10 +228,12 @@ class _Simulator:
             return _vllm_error(
                 f"The model `{payload.get('model')}` does not exist.", 404, "NotFoundError", "model"
             )
-        if self.settings.kind == "diffusion" and (rejected := _reject_for_diffusion(payload)) is not None:
+        # Responses and Messages requests are answered as the equivalent chat request would be.
+        view = chat_view(payload, dialect)
+        if self.settings.kind == "diffusion" and (rejected := _reject_for_diffusion(view)) is not None:
             return rejected
-        seed = orjson.dumps(payload.get("messages", payload.get("prompt"))).decode()
-        plan = make_plan(payload, self.settings, seed, fault.rough)
+        seed = orjson.dumps(view.get("messages", view.get("prompt"))).decode()
+        plan = make_plan(view, self.settings, seed, fault.rough)
         if plan.prompt_tokens > self.settings.max_model_len:
             return _vllm_error(
                 f"This model's maximum context length is {self.settings.max_model_len} tokens. However, your "
@@ -233,7 +243,8 @@ class _Simulator:
             )
         options = payload.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
-        ids = _Ids(chat=chat, model=self.model)
+        chat = dialect != "completions"
+        ids = _Ids(chat=chat, model=self.model, dialect=dialect)
         self.state.started += 1
         if payload.get("stream") is True:
             return await self._stream(request, plan, fault, ids, include_usage, chat)
@@ -261,7 +272,8 @@ class _Simulator:
             return _BrokenResponse()
         self.metrics.e2e.observe(time.perf_counter() - started)
         self.state.completed += 1
-        return Response(orjson.dumps(ids.full(plan, chat)), media_type="application/json")
+        body = ids.writer.body(plan) if ids.writer is not None else ids.full(plan, chat)
+        return Response(orjson.dumps(body), media_type="application/json")
 
     async def _stream(
         self, request: Request, plan: Plan, fault: Fault, ids: _Ids, include_usage: bool, chat: bool
@@ -289,6 +301,10 @@ class _Simulator:
                     if fault.stall_after is not None and sent >= fault.stall_after:
                         await asyncio.Event().wait()
                     if fault.error_after is not None and sent >= fault.error_after:
+                        if ids.writer is not None:
+                            yield ids.writer.error("Simulated engine failure.")
+                            finished = True
+                            return
                         yield (
                             _sse(
                                 {
@@ -309,10 +325,13 @@ class _Simulator:
                     yield chunk
                     sent += 1
                 self._count_diffusion(plan)
-            yield _sse(ids.final_chunk(plan, chat))
-            if include_usage:
-                yield _sse(ids.usage_chunk(plan, chat))
-            yield b"data: [DONE]\n\n"
+            if ids.writer is not None:
+                yield ids.writer.finish(plan)
+            else:
+                yield _sse(ids.final_chunk(plan, chat))
+                if include_usage:
+                    yield _sse(ids.usage_chunk(plan, chat))
+                yield b"data: [DONE]\n\n"
             self.metrics.e2e.observe(time.perf_counter() - started)
             finished = True
 
@@ -432,10 +451,16 @@ def _ar_pieces(plan: Plan) -> list[dict[str, Any]]:
 class _Ids:
     """Builds vLLM's response objects for one request."""
 
-    def __init__(self, *, chat: bool, model: str) -> None:
+    def __init__(self, *, chat: bool, model: str, dialect: Endpoint = "chat") -> None:
         self.id = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex
         self.model = model
         self.created = int(time.time())
+        # The Responses and Messages dialects are written from the same deltas (simulator/wire.py).
+        self.writer: Writer | None = None
+        if dialect == "responses":
+            self.writer = ResponsesWriter(model)
+        elif dialect == "messages":
+            self.writer = MessagesWriter(model)
 
     def _head(self, obj: str) -> dict[str, Any]:
         return {"id": self.id, "object": obj, "created": self.created, "model": self.model}
@@ -479,6 +504,10 @@ class _Ids:
             deltas = [self._canvas_delta(plan, i) for i in range(len(plan.canvases))]
         else:
             deltas = _ar_pieces(plan)
+        if self.writer is not None:
+            chunks = [self.writer.delta(delta) for delta in deltas]
+            chunks[0] = self.writer.start(plan) + chunks[0]
+            return chunks
         return [_sse(self._chunk(delta, chat)) for delta in deltas]
 
     def _canvas_delta(self, plan: Plan, index: int) -> dict[str, Any]:
@@ -522,9 +551,13 @@ def create_simulator(
     """The simulator app and the state object tests can read."""
     state = SimulatorState()
     sim = _Simulator(settings, state, registry or CollectorRegistry())
-    routes = [
-        Route("/v1/chat/completions", sim.chat, methods=["POST"]),
-        Route("/v1/completions", sim.completions, methods=["POST"]),
+    served = {
+        "chat": Route("/v1/chat/completions", sim.chat, methods=["POST"]),
+        "completions": Route("/v1/completions", sim.completions, methods=["POST"]),
+        "responses": Route("/v1/responses", sim.responses, methods=["POST"]),
+        "messages": Route("/v1/messages", sim.messages, methods=["POST"]),
+    }
+    routes = [route for name, route in served.items() if name in settings.endpoints] + [
         Route("/v1/models", sim.models, methods=["GET"]),
         Route("/health", sim.health, methods=["GET"]),
         Route("/version", sim.version, methods=["GET"]),
@@ -535,4 +568,9 @@ def create_simulator(
         Route("/pause", sim.internal, methods=["POST"]),
         Route("/collective_rpc", sim.internal, methods=["POST"]),
     ]
-    return Starlette(routes=routes), state
+    return Starlette(routes=routes, exception_handlers={404: _not_found}), state
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    # vLLM is a FastAPI app: an unknown route is FastAPI's bare {"detail": "Not Found"}.
+    return Response(orjson.dumps({"detail": "Not Found"}), status_code=404, media_type="application/json")

@@ -78,6 +78,10 @@ class SimulatorSettings(BaseModel):
     canvas_length: int = Field(256, ge=1)
     max_denoising_steps: int = Field(48, ge=1)
     max_model_len: int = Field(32768, ge=16)
+    # The generation APIs it serves; an older vLLM lacks /v1/responses or /v1/messages (404 there).
+    endpoints: frozenset[Literal["chat", "completions", "responses", "messages"]] = frozenset(
+        {"chat", "completions", "responses", "messages"}
+    )
     fault: Fault | None = None
 
     def resolved_model(self) -> str:
