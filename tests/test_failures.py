@@ -93,10 +93,12 @@ def test_idle_timeout_mid_stream_is_an_in_band_error(make_gateway):
     assert orjson.loads(events[-2].removeprefix("data: "))["error"]["code"] == "backend_stream_interrupted"
     # The request is counted once its stream has closed, just after the client read the last byte.
     assert wait_for(
-        lambda: gw.metric(
-            "gateway_requests_total", backend="autoregressive", outcome="upstream_timeout", stream="true"
+        lambda: (
+            gw.metric(
+                "gateway_requests_total", backend="autoregressive", outcome="upstream_timeout", stream="true"
+            )
+            == 1
         )
-        == 1
     )
 
 

@@ -70,6 +70,25 @@ CASES: list[tuple[str, dict[str, Any], str, set[str]]] = [
         "autoregressive",
         {"tool-heavy:agent-loop"},
     ),
+    (
+        "chit-chat after a finished tool exchange",
+        {
+            "messages": [
+                {"role": "user", "content": "weather?"},
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"id": "1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "1", "content": "18 C"},
+                {"role": "assistant", "content": "It is 18 C in Paris."},
+                {"role": "user", "content": "Thanks! Have a nice day."},
+            ]
+        },
+        "diffusion",
+        {"default"},
+    ),
     ("code block", user("Why does this fail?\n```python\nprint(x)\n```"), "autoregressive", {"hard:code"}),
     (
         "write a function",

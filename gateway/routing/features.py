@@ -66,7 +66,9 @@ class RequestFeatures:
     endpoint: str
     has_tools: bool = False
     tool_choice_forced: bool = False  # "required" or a named function
-    agent_loop: bool = False  # tool results or tool calls already in the conversation
+    # A tool call or result since the newest user turn: the model is in the middle of a tool exchange.
+    # An exchange that ended (a user spoke since) leaves a chit-chat turn free to go to diffusion.
+    agent_loop: bool = False
     code: bool = False
     math: bool = False
     reasoning: bool = False
@@ -137,6 +139,8 @@ def extract_features(payload: dict[str, Any], endpoint: str) -> RequestFeatures:
             role = message.get("role")
             if role in ("tool", "function") or message.get("tool_calls"):
                 agent_loop = True
+            elif role == "user":
+                agent_loop = False
             text, has_image = _text(message.get("content"))
             image = image or has_image
             prompt_chars += len(text)
