@@ -89,3 +89,41 @@ def test_strip_reasoning_end_to_end(make_gateway, stream):
         assert r.json()["choices"][0]["message"]["content"]
     assert usage["completion_tokens_details"]["reasoning_tokens"] > 0  # still counted
     assert wait_for(lambda: gw.metric("gateway_tokens_total", backend="autoregressive", type="reasoning") > 0)
+
+
+def test_thinking_policy_on_the_responses_api(make_gateway, diffusion_sim, ar_sim):
+    gw = make_gateway()
+    quiet = write_key(gw.keys_file, "quiet-agent", thinking=False, thinking_override=False)
+    free = write_key(gw.keys_file, "free-agent", thinking=False)
+
+    def ask(key: str, **extra: object) -> httpx.Response:
+        return httpx.post(
+            gw.base_url + "/responses",
+            json={"model": "auto", "input": "Hi!", **extra},
+            headers={"authorization": f"Bearer {key}"},
+        )
+
+    assert wait_for(lambda: ask(quiet).status_code == 200)
+    # The key forbids thinking: a reasoning effort does not turn it on, nor route the turn as hard.
+    r = ask(quiet, reasoning={"effort": "high"})
+    assert r.headers["x-gateway-route"] == "default"
+    assert diffusion_sim.state.last_body["chat_template_kwargs"] == {"enable_thinking": False}
+    # A key that lets requests choose: the effort is the request's choice, left alone.
+    r = ask(free, reasoning={"effort": "high"})
+    assert r.headers["x-gateway-route"] == "hard:thinking"
+    assert "chat_template_kwargs" not in ar_sim.state.last_body
+    # Without a choice, the key's default applies.
+    assert ask(free).status_code == 200
+    assert diffusion_sim.state.last_body["chat_template_kwargs"] == {"enable_thinking": False}
+
+
+def test_explicit_enable_thinking_wins_over_an_effort():
+    from gateway.routing import extract_features
+
+    payload = {
+        "messages": CHAT,
+        "reasoning_effort": "high",
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    assert not extract_features(payload, "chat").thinking
+    assert extract_features({"messages": CHAT, "reasoning_effort": "high"}, "chat").thinking

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import orjson
 
 from gateway.proxy.sse import DONE, EventInfo, EventSplitter, Usage, error_event, inspect_event
+from gateway.routing.features import INCOMPATIBLE_PARAMS
 from gateway.routing.quality import Answer
 
 __all__ = [
@@ -82,8 +83,20 @@ def chat_view(payload: dict[str, Any], endpoint: Endpoint) -> dict[str, Any]:
     return payload
 
 
+_COMMON = (
+    *INCOMPATIBLE_PARAMS,
+    "temperature",
+    "top_logprobs",
+    "structured_outputs",
+    "vllm_xargs",
+    "chat_template_kwargs",
+    "max_tokens",
+)
+
+
 def _copy_common(payload: dict[str, Any], view: dict[str, Any]) -> None:
-    for key in ("temperature", "top_logprobs", "vllm_xargs", "chat_template_kwargs", "max_tokens"):
+    """Fields both APIs share with chat (vLLM's Responses request has its sampling extras too)."""
+    for key in _COMMON:
         if key in payload:
             view[key] = payload[key]
     if "max_output_tokens" in payload:
@@ -174,10 +187,10 @@ def _messages_view(payload: dict[str, Any]) -> dict[str, Any]:
         view["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
     elif kind == "none":
         view["tool_choice"] = "none"
-    thinking = payload.get("thinking")
-    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
-        view["chat_template_kwargs"] = {"enable_thinking": True}
     _copy_common(payload, view)
+    thinking = payload.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "disabled"):
+        view["chat_template_kwargs"] = {"enable_thinking": thinking["type"] == "enabled"}
     return view
 
 

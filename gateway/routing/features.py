@@ -155,9 +155,12 @@ def extract_features(payload: dict[str, Any], endpoint: str) -> RequestFeatures:
     lowered = scan.lower()
     kwargs = payload.get("chat_template_kwargs")
     effort = payload.get("reasoning_effort")
-    thinking = (isinstance(kwargs, dict) and kwargs.get("enable_thinking") is True) or (
-        isinstance(effort, str) and effort not in ("none", "minimal")
-    )
+    # An explicit enable_thinking wins over a reasoning effort, as in vLLM's chat template arguments.
+    enable = kwargs.get("enable_thinking") if isinstance(kwargs, dict) else None
+    if isinstance(enable, bool):
+        thinking = enable
+    else:
+        thinking = isinstance(effort, str) and effort not in ("none", "minimal")
     response_format = payload.get("response_format")
     structured = (
         isinstance(response_format, dict) and response_format.get("type") in ("json_schema", "json_object")
