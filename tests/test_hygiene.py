@@ -59,6 +59,18 @@ def test_no_secret_in_logs_metrics_or_errors(make_gateway, capture_all_logs, tmp
         )
         bodies.append(r.text)
         bodies.append(httpx.post(gw.base_url + "/chat/completions", content=b"{", headers=headers).text)
+        # The agent APIs, streamed and not, and their error envelopes.
+        for stream in (False, True):
+            bodies.append(
+                httpx.post(
+                    gw.base_url + "/responses",
+                    json={"model": "auto", "input": "hi", "stream": stream},
+                    headers=headers,
+                ).text
+            )
+            messages = {"model": "auto", "max_tokens": 20, "messages": body["messages"], "stream": stream}
+            bodies.append(httpx.post(gw.base_url + "/messages", json=messages, headers=headers).text)
+        bodies.append(httpx.post(gw.base_url + "/messages", content=b"{", headers=headers).text)
         bodies.append(httpx.get(gw.base_url + "/nope?key=" + gw.key, headers=headers).text)
     assert wait_for(
         lambda: gw.metric("gateway_requests_total", backend="none", outcome="auth_error", stream="false") > 0
