@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,7 +16,7 @@ from gateway.config import PacingSettings
 from gateway.errors import InvalidRequest
 from gateway.proxy.pacing import Schedule, pace, pacing_budget, split_event
 from gateway.proxy.sse import EventSplitter
-from tests.support import AR_MODEL, DIFFUSION_MODEL, write_key
+from tests.support import AR_MODEL, DIFFUSION_MODEL, wait_for, write_key
 
 LOREM = (
     "Diffusion models write a whole block of text at once and then refine it over several steps, "
@@ -218,7 +219,8 @@ def long_chat(seed: str) -> dict[str, Any]:
     }
 
 
-def test_paced_stream_has_the_same_text_and_tool_calls(make_gateway):
+def test_paced_stream_has_the_same_text_and_tool_calls(make_gateway, caplog):
+    caplog.set_level(logging.INFO, logger="gateway.request")
     gw = make_gateway()
     for body in (long_chat("rivers"), {**long_chat("tools"), "tools": [TOOL]}):
         plain = stream(gw, gw.key, body)
@@ -232,6 +234,14 @@ def test_paced_stream_has_the_same_text_and_tool_calls(make_gateway):
         else:
             assert paced.content.count(b"data: ") > 2 * plain.content.count(b"data: ")
 
+    # The request log says which answers were paced, and over what budget.
+    def paced() -> list[object]:
+        return [
+            getattr(r, "fields", {}).get("pacing_ms") for r in caplog.records if r.name == "gateway.request"
+        ]
+
+    assert wait_for(lambda: paced().count(200) == 2)
+
 
 def test_pacing_per_key_globally_and_never_on_token_streams(make_gateway):
     gw = make_gateway(pacing={"enabled": True, "budget": 0.2})
@@ -239,8 +249,6 @@ def test_pacing_per_key_globally_and_never_on_token_streams(make_gateway):
     assert stream(gw, gw.key, body).headers["x-gateway-pacing"] == "200"  # global default
     assert "x-gateway-pacing" not in stream(gw, gw.key, body, **{"x-gateway-pacing": "off"}).headers
     quiet = write_key(gw.keys_file, "quiet", pacing=False)
-    from tests.support import wait_for
-
     assert wait_for(lambda: stream(gw, quiet, body).status_code == 200)
     assert "x-gateway-pacing" not in stream(gw, quiet, body).headers  # the key says no
     # An autoregressive stream is already token by token: its bytes are never touched.

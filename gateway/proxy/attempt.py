@@ -167,6 +167,7 @@ class Attempt:
         body = self._relay(response, held, client_wants_usage)
         if self.pacing is not None:
             body = pace(body, self.pacing)
+            self.record.pacing = self.pacing.budget
             headers.append((PACING_HEADER, str(round(self.pacing.budget * 1000))))
         return RelayStreamResponse(body, status=200, headers=headers + _SSE_HEADERS, on_end=on_end)
 

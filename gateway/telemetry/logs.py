@@ -74,6 +74,8 @@ def log_request(record: RequestRecord, finished: float) -> None:
         fields["error_code"] = record.error_code
     if record.ttfb is not None:
         fields["ttfb_ms"] = round(record.ttfb * 1000, 2)
+    if record.pacing is not None:
+        fields["pacing_ms"] = round(record.pacing * 1000)
     if record.fallbacks:
         fields["fallback"] = [f"{a}>{b}:{why}" for a, b, why in record.fallbacks]
     if record.upstream_errors:

@@ -46,6 +46,8 @@ class RequestRecord:
     outcome: str = ""
     error_code: str | None = None
     ttfb: float | None = None
+    # The stream pacing budget in seconds, when the answer was paced (issue 8).
+    pacing: float | None = None
     usage: Usage | None = None
     # (from, to, reason) for each switch of backend.
     fallbacks: list[tuple[str, str, str]] = field(default_factory=list)
