@@ -60,6 +60,7 @@ OUTPUT_LIMITS: dict[Endpoint, tuple[str, ...]] = {
 }
 
 _RESPONSES_END = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_RESPONSES_MARKERS = (*(name.encode() for name in _RESPONSES_END), b"error")
 
 
 def guess_endpoint(body: bytes) -> Endpoint:
@@ -236,7 +237,7 @@ def inspect(event: bytes, endpoint: Endpoint) -> EventInfo:
     """What the relay needs from one stream event: the end, usage, an in-band error."""
     if endpoint in ("chat", "completions"):
         return inspect_event(event)
-    if endpoint == "responses" and b"response." not in event and b"error" not in event:
+    if endpoint == "responses" and not any(marker in event for marker in _RESPONSES_MARKERS):
         return _PLAIN  # deltas: the bulk of a stream, not parsed
     if endpoint == "messages" and b"message_" not in event and b"error" not in event:
         return _PLAIN
