@@ -27,8 +27,13 @@ class ProxiedRequest:
     stream: bool
     # Whether the client asked for the usage chunk itself; the gateway always asks upstream.
     client_wants_usage: bool
-    # The request as chat messages and tools, for routing and quality checks (dialects.chat_view).
-    view: dict[str, Any]
+
+    @property
+    def view(self) -> dict[str, Any]:
+        """The request as chat messages and tools, for routing and quality checks (dialects.chat_view):
+        the payload itself for chat and completions, a fresh reading of it for the other APIs, so it
+        always reflects what the gateway changed (thinking)."""
+        return chat_view(self.payload, self.endpoint)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -97,7 +102,7 @@ def parse_request(
 
     options = payload.get("stream_options")
     client_wants_usage = isinstance(options, dict) and options.get("include_usage") is True
-    return ProxiedRequest(endpoint, payload, model, stream, client_wants_usage, chat_view(payload, endpoint))
+    return ProxiedRequest(endpoint, payload, model, stream, client_wants_usage)
 
 
 def _check_bounds(

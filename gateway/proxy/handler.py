@@ -26,7 +26,7 @@ from gateway.config import BackendSettings, DiffusionSettings, Settings
 from gateway.errors import InvalidRequest, PermissionDenied, UpstreamFailure
 from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
 from gateway.proxy.body import ProxiedRequest, parse_request, read_body, upstream_body
-from gateway.proxy.dialects import PATHS, Endpoint, chat_view, guess_endpoint
+from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
 from gateway.proxy.headers import upstream_request_headers
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pacing_budget
 from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
@@ -85,14 +85,12 @@ class ProxyHandler:
         body = await read_body(request, server.max_body_bytes)
         parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
         record.stream = parsed.stream
-        # Thinking before routing (thinking on routes as hard); vLLM reads chat_template_kwargs on chat and
-        # Responses requests. The Responses view is a copy: it is rebuilt when the payload changed.
-        changed = endpoint in ("chat", "responses") and apply_thinking(parsed.payload, principal, endpoint)
-        if changed and endpoint == "responses":
-            parsed.view = chat_view(parsed.payload, endpoint)
+        if endpoint in ("chat", "responses"):  # vLLM reads chat_template_kwargs on both
+            apply_thinking(parsed.payload, principal, endpoint)  # before routing: thinking on routes as hard
         telemetry = self._settings.telemetry
         if telemetry.log_content:
-            prompt = parsed.view.get("messages", parsed.view.get("prompt"))
+            view = parsed.view
+            prompt = view.get("messages", view.get("prompt"))
             record.content = {"prompt": orjson.dumps(prompt).decode()}
             record.content_limit = telemetry.log_content_max_chars
         decision, steps = self.plan(parsed, request.headers, principal)

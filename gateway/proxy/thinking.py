@@ -20,21 +20,20 @@ __all__ = ["apply_thinking", "strip_reasoning_body", "strip_reasoning_event"]
 _REASONING_KEYS = ("reasoning", "reasoning_content")
 
 
-def apply_thinking(payload: dict[str, Any], principal: Principal, endpoint: str = "chat") -> bool:
-    """Set the principal's thinking default on a chat or Responses request; True when it changed."""
+def apply_thinking(payload: dict[str, Any], principal: Principal, endpoint: str = "chat") -> None:
+    """Set the principal's thinking default on a chat or Responses request."""
     if principal.thinking is None:
-        return False
+        return
     kwargs = payload.get("chat_template_kwargs")
     asked = kwargs.get("enable_thinking") if isinstance(kwargs, dict) else None
     reasoning = payload.get("reasoning") if endpoint == "responses" else None
     # A Responses request chooses with reasoning.effort too (vLLM turns it into enable_thinking).
     effort_asked = isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str)
     if (isinstance(asked, bool) or effort_asked) and principal.thinking_override:
-        return False  # the request chose, and may
+        return  # the request chose, and may
     merged = dict(kwargs) if isinstance(kwargs, dict) else {}
     merged["enable_thinking"] = principal.thinking
     payload["chat_template_kwargs"] = merged
-    return True
 
 
 def _strip(container: Any) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from abc import ABC, abstractmethod
 from typing import Any
 
 import orjson
@@ -25,7 +26,7 @@ def _event(name: str, body: dict[str, Any]) -> bytes:
     return b"event: " + name.encode() + b"\ndata: " + orjson.dumps({"type": name, **body}) + b"\n\n"
 
 
-class Writer:
+class Writer(ABC):
     """Turns a plan's deltas (the chat stream's, one per canvas or token) into one dialect's events."""
 
     def __init__(self, model: str) -> None:
@@ -33,11 +34,13 @@ class Writer:
         self.created = int(time.time())
         self._open: str | None = None  # reasoning | content | tool
 
+    @abstractmethod
     def body(self, plan: Plan) -> dict[str, Any]:
-        raise NotImplementedError
+        """The whole answer, non-streaming."""
 
+    @abstractmethod
     def start(self, plan: Plan) -> bytes:
-        raise NotImplementedError
+        """The events that open a stream."""
 
     def delta(self, delta: dict[str, Any]) -> bytes:
         out = b""
@@ -55,20 +58,25 @@ class Writer:
         self._open = None
         return out + self._end(plan)
 
+    @abstractmethod
     def error(self, message: str) -> bytes:
-        raise NotImplementedError
+        """An in-band error event."""
 
+    @abstractmethod
     def _begin(self, kind: str, value: Any) -> bytes:
-        raise NotImplementedError
+        """Open an output item or content block of this kind."""
 
+    @abstractmethod
     def _piece(self, kind: str, value: Any) -> bytes:
-        raise NotImplementedError
+        """One delta of the open item."""
 
+    @abstractmethod
     def _close(self, kind: str) -> bytes:
-        raise NotImplementedError
+        """Close the open item."""
 
+    @abstractmethod
     def _end(self, plan: Plan) -> bytes:
-        raise NotImplementedError
+        """The events that end a stream."""
 
 
 def _parts(delta: dict[str, Any]) -> list[tuple[str, Any]]:
