@@ -4,6 +4,10 @@
     python3 bench/run.py --quick         # a short smoke run (CI)
 
 Parts:
+0. upstream clients: a minimal FastAPI proxy (bench/minimal_proxy.py, one uvicorn worker, uvloop +
+   httptools) with each candidate client (httpx, httpx over aiohttp's transport, aiohttp, and the
+   gateway's own httptools client) at concurrency 1, 16 and 64, with wrk: the numbers the gateway's
+   upstream client was chosen by;
 1. overhead: non-streaming requests with wrk (Debian package) at concurrency 1, 16 and 64, straight to a
    zero-delay fake upstream (bench/fake_upstream.py) and through the gateway (one worker, an API key,
    the default log level): requests/s, p50 and p99, and the gateway's added latency;
@@ -97,8 +101,10 @@ def _addr(url: str) -> tuple[str, int]:
 
 
 def gateway(
-    stack: ExitStack, tmp: Path, diffusion: str, ar: str, **sections: Any
+    stack: ExitStack, tmp: Path, diffusion_url: str, ar_url: str, **sections: Any
 ) -> tuple[str, str, Process]:
+    """A gateway process in front of the two URLs; ``diffusion={...}`` adds fields to that backend, any
+    other keyword is a configuration section."""
     port = free_port()
     keys = tmp / f"keys-{port}.yaml"
     key = subprocess.run(
@@ -113,14 +119,14 @@ def gateway(
             {
                 "name": "diffusion",
                 "kind": "diffusion",
-                "url": diffusion,
+                "url": diffusion_url,
                 "model": "nvidia/diffusiongemma-26B-A4B-it-NVFP4",
                 **sections.pop("diffusion", {}),
             },
             {
                 "name": "autoregressive",
                 "kind": "autoregressive",
-                "url": ar,
+                "url": ar_url,
                 "model": "google/gemma-4-26B-A4B-it",
             },
         ],
@@ -176,6 +182,41 @@ def wrk(url: str, key: str, connections: int, seconds: float, tmp: Path) -> dict
 def _ms(value: str) -> float:
     number, unit = re.match(r"([\d.]+)(\w+)", value).groups()  # type: ignore[union-attr]
     return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+
+
+# ---- 0. upstream clients ----------------------------------------------------------------------------------
+
+
+def clients(upstream: str, tmp: Path, seconds: float) -> dict[str, dict[int, dict[str, float]]]:
+    from minimal_proxy import CLIENTS
+
+    print("0. upstream clients: a minimal FastAPI proxy, one worker, zero-delay upstream (wrk: req/s, p99)")
+    print(f"{'client':>14} " + " ".join(f"{'c' + str(c):>20}" for c in (1, 16, 64)))
+    out: dict[str, dict[int, dict[str, float]]] = {}
+    for name in CLIENTS:
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        proc = Process(
+            [
+                sys.executable,
+                str(BENCH / "minimal_proxy.py"),
+                "--client",
+                name,
+                "--port",
+                str(port),
+                "--upstream",
+                upstream,
+            ],
+            url,
+        )
+        try:
+            out[name] = {c: wrk(url, "unused", c, seconds, tmp) for c in (1, 16, 64)}
+        finally:
+            proc.stop()
+        cells = " ".join(f"{r['rps']:>9.0f} {r['p99_ms']:>7.1f} ms" for r in out[name].values())
+        print(f"{name:>14} {cells}")
+    print()
+    return out
 
 
 # ---- 2. streams -------------------------------------------------------------------------------------------
@@ -280,10 +321,16 @@ def main() -> None:
         fake = f"http://127.0.0.1:{fake_port}"
         upstream = Process([sys.executable, str(BENCH / "fake_upstream.py"), "--port", str(fake_port)], fake)
         stack.callback(upstream.stop)
-        gw, key, gw_proc = gateway(stack, tmp, fake, fake, routing={"health_interval": 5})
+        print(f"machine: {results['machine']}\n")
+        results["clients"] = clients(fake, tmp, seconds)
+
+        # The fake upstream has no concurrency limit; the gateway is told so, or at concurrency 64 it would
+        # hold requests for a 4-sequence diffusion backend (spill-over, measured in part 5), not relay them.
+        gw, key, gw_proc = gateway(
+            stack, tmp, fake, fake, routing={"health_interval": 5}, diffusion={"max_concurrency": 1024}
+        )
         results["memory_mb"] = {"idle": round(gw_proc.rss_mb(), 1)}
 
-        print(f"machine: {results['machine']}\n")
         print("1. non-streaming requests, zero-delay upstream, one gateway worker (wrk)")
         print(
             f"{'conc':>4} {'direct rps':>11} {'gateway rps':>12} {'direct p50':>11} {'gw p50':>8} "

@@ -84,8 +84,9 @@ class ServerSettings(_Section):
     # Bounds on what one request may ask a backend for (security.md: bound n and max_tokens).
     max_n: int = Field(8, ge=1, le=128)
     max_output_tokens: int | None = Field(None, ge=1)
-    # The HTTP client that talks to backends (both behind gateway/upstream/; aiohttp measured faster).
-    upstream_client: Literal["aiohttp", "httpx"] = "aiohttp"
+    # The HTTP client that talks to backends, all behind gateway/upstream/. httptools is the lean default
+    # (measured against the others: bench/run.py part 0); aiohttp and httpx are there to compare with.
+    upstream_client: Literal["httptools", "aiohttp", "httpx"] = "httptools"
 
 
 class TimeoutSettings(_Section):

@@ -31,7 +31,7 @@ __all__ = [
 
 def build_upstream(
     backends: Iterable[BackendSettings],
-    kind: str = "aiohttp",
+    kind: str = "httptools",
     *,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> UpstreamClient:
@@ -40,6 +40,10 @@ def build_upstream(
         from gateway.upstream.httpx_client import HttpxUpstream
 
         return HttpxUpstream(backends, transport=transport)
-    from gateway.upstream.aiohttp_client import AiohttpUpstream
+    if kind == "aiohttp":
+        from gateway.upstream.aiohttp_client import AiohttpUpstream
 
-    return AiohttpUpstream(backends)
+        return AiohttpUpstream(backends)
+    from gateway.upstream.httptools_client import HttptoolsUpstream
+
+    return HttptoolsUpstream(backends)
