@@ -231,3 +231,49 @@ async def test_scraped_backend_metrics_give_steps_per_canvas(diffusion_sim):
     assert snap.tokens_per_step is not None and snap.tokens_per_step > 0
     names = {m.name for m in BackendCollector(pool, snapshots).collect()}
     assert {"gateway_backend_diffusion_steps_per_canvas", "gateway_backend_requests_waiting"} <= names
+
+
+def test_the_request_log_fast_path_writes_the_formatter_s_line():
+    """log_request writes straight to the stream under the gateway's own logging configuration; the line
+    must be the one the JSON formatter writes for a regular LogRecord (the path any other setup takes)."""
+    import io
+    import json
+    import time
+
+    from gateway.proxy.sse import Usage
+    from gateway.telemetry.logs import configure_logging, log_request, request_log
+    from gateway.telemetry.record import DiffusionRun, RequestRecord
+
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    stream = io.StringIO()
+    try:
+        configure_logging("info")
+        root.handlers[0].setStream(stream)  # type: ignore[attr-defined]
+        record = RequestRecord(
+            request_id="r-1",
+            method="POST",
+            path="/v1/chat/completions",
+            started=time.perf_counter(),
+            principal="alice",
+            backend="diffusion",
+            route_reasons=("default",),
+            status=200,
+            outcome="ok",
+            ttfb=0.0012,
+            usage=Usage(10, 300, 0),
+            diffusion=DiffusionRun("entropy_bound", 0.1, 256, 48),
+            fallbacks=[("diffusion", "autoregressive", "quality:empty")],
+        )
+        log_request(record, record.started + 0.5)  # fast path
+        request_log.addFilter(lambda r: True)  # any filter: the regular LogRecord path
+        try:
+            log_request(record, record.started + 0.5)
+        finally:
+            request_log.filters.clear()
+    finally:
+        root.handlers[:], root.level = saved
+    fast, regular = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert fast.pop("ts")[-1] == regular.pop("ts")[-1] == "Z"
+    assert list(fast.items()) == list(regular.items())  # same keys, same order, same values
+    assert fast["canvases"] == 2 and fast["fallback"] == ["diffusion>autoregressive:quality:empty"]

@@ -19,12 +19,37 @@ CRASHING = frozenset({"image", "logprobs"})
 
 _SCAN_CHARS = 8000
 
+
+def _words(*alternatives: str) -> str:
+    r"""``\b(?:a|b|...)``, written so that ``re`` can skip from one possible first letter to the next.
+
+    ``re`` scans quickly only when every alternative of a pattern starts with a literal character; one
+    leading ``\b`` made it try every alternative at every position (13x slower: 220 µs on 600 characters
+    of prose, py-spy had feature extraction at ~10 % of the gateway's own CPU). The word boundary is
+    checked by a one-character look-behind after the first letter instead, which matches the same text.
+    """
+    return "|".join(f"{a[0]}(?<=\\b{a[0]}){a[1:]}" for a in alternatives)
+
+
+# Every top-level alternative starts with a literal character (see _words).
 _CODE = re.compile(
-    r"```"
-    r"|\bdef \w+\s*\(|\bfunction\s+\w+\s*\(|\bclass \w+\s*[:({]|\bfn \w+\s*\(|#include\s*<"
-    r"|\bpublic (?:static )?\w+ \w+\s*\(|\bconst \w+\s*=\s*\(|=>\s*\{|\bimport \w+|\bSELECT\b.+\bFROM\b"
-    r"|Traceback \(most recent call last\)|\bat [\w.$]+\([\w.]+:\d+\)|Exception in thread|panicked at"
-    r"|\berror\[E\d{4}\]|\bSegmentation fault|\bTypeError:|\bValueError:|\bNullPointerException",
+    r"```|#include\s*<|=>\s*\{|Traceback \(most recent call last\)|Exception in thread|panicked at|"
+    + _words(
+        r"def \w+\s*\(",
+        r"function\s+\w+\s*\(",
+        r"class \w+\s*[:({]",
+        r"fn \w+\s*\(",
+        r"public (?:static )?\w+ \w+\s*\(",
+        r"const \w+\s*=\s*\(",
+        r"import \w+",
+        r"SELECT\b.+\bFROM\b",
+        r"at [\w.$]+\([\w.]+:\d+\)",
+        r"error\[E\d{4}\]",
+        r"Segmentation fault",
+        r"TypeError:",
+        r"ValueError:",
+        r"NullPointerException",
+    )
 )
 _CODE_VERBS = re.compile(
     r"\b(?:write|implement|debug|refactor|fix|optimi[sz]e|port|rewrite|review|code up|give me|generate"
@@ -34,15 +59,39 @@ _CODE_VERBS = re.compile(
     r"|unit tests?|python|javascript|typescript|rust|golang|java|c\+\+|bash|shell|dockerfile|makefile"
     r"|kubernetes|yaml|json schema|compiler|parser|library)\b",
 )
-# Strong maths signals: notation or words that rarely appear outside mathematics.
+# Strong maths signals: notation or words that rarely appear outside mathematics. Every top-level
+# alternative starts with a literal character (see _words), the arithmetic pattern apart.
 _MATH = re.compile(
-    r"\\(?:frac|int|sum|sqrt|lim|begin\{(?:align|equation)|mathbb)|\$\$"
-    r"|\b(?:prove|proof|theorem|lemma|corollary|derivative|integral|differentiate|eigen\w*|polynomials?"
-    r"|solve for|equations?|inequalit(?:y|ies)|probability that|modulo|prime factor\w*|combinatori\w*"
-    r"|factori[sz]e|coefficients?|perfect squares?|closed[- ]form|recurrence)\b"
-    r"|\b\d+\s*[*/]\s*\d+\s*[-+*/=]"
-    r"|[\w)]\^\(?\w|\b[a-z]_\(?[\dnkij]|\bsqrt\(|\bmod \d|[≤≥≠∘π∑∏√∞]",
+    r"\\(?:frac|int|sum|sqrt|lim|begin\{(?:align|equation)|mathbb)|\$\$|≤|≥|≠|∘|π|∑|∏|√|∞"
+    r"|\^(?<=[\w)]\^)\(?\w|_(?<=\b[a-z]_)\(?[\dnkij]|"
+    + _words(
+        r"prove\b",
+        r"proof\b",
+        r"theorem\b",
+        r"lemma\b",
+        r"corollary\b",
+        r"derivative\b",
+        r"integral\b",
+        r"differentiate\b",
+        r"eigen\w*\b",
+        r"polynomials?\b",
+        r"solve for\b",
+        r"equations?\b",
+        r"inequalit(?:y|ies)\b",
+        r"probability that\b",
+        r"modulo\b",
+        r"prime factor\w*\b",
+        r"combinatori\w*\b",
+        r"factori[sz]e\b",
+        r"coefficients?\b",
+        r"perfect squares?\b",
+        r"closed[- ]form\b",
+        r"recurrence\b",
+        r"sqrt\(",
+        r"mod \d",
+    )
 )
+_ARITHMETIC = re.compile(r"\b\d+\s*[*/]\s*\d+\s*[-+*/=]")
 # Weak maths signals: words common in maths problems but also in everyday questions; two different ones
 # are needed.
 _MATH_WORDS = re.compile(
@@ -175,7 +224,8 @@ def extract_features(payload: dict[str, Any], endpoint: str) -> RequestFeatures:
         tool_choice_forced=forced,
         agent_loop=agent_loop,
         code=history_code or bool(_CODE.search(scan) or _CODE_VERBS.search(lowered)),
-        math=bool(_MATH.search(lowered)) or len(set(_MATH_WORDS.findall(lowered))) >= 2,
+        math=bool(_MATH.search(lowered) or _ARITHMETIC.search(lowered))
+        or len(set(_MATH_WORDS.findall(lowered))) >= 2,
         reasoning=bool(_REASONING.search(lowered)),
         thinking=thinking,
         structured_output=structured,
