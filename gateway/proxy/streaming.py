@@ -9,7 +9,6 @@ diffusion backend can be silent for a whole canvas.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
@@ -82,26 +81,15 @@ class RelayStreamResponse(Response):
         self._on_end = on_end
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        pump = asyncio.ensure_future(self._pump(send))
-        watcher = asyncio.ensure_future(_wait_for_disconnect(receive))
+        # The body is pumped in this task (a second task cost a turn of the event loop before the first
+        # byte, while the rest of the backend's stream was being parsed); one watcher cancels it when the
+        # client leaves.
         disconnected = False
         try:
-            done, _ = await asyncio.wait((pump, watcher), return_when=asyncio.FIRST_COMPLETED)
-            if pump in done:
-                watcher.cancel()
-                try:
-                    pump.result()
-                except OSError:  # the write failed: the client is gone
-                    disconnected = True
-            else:
-                disconnected = True
-                pump.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await pump
+            await cancel_on_disconnect(receive, self._pump(send))
+        except (ClientDisconnected, OSError):  # left while we waited, or the write failed: gone either way
+            disconnected = True
         finally:
-            watcher.cancel()
-            if not pump.done():
-                pump.cancel()
             aclose = getattr(self.source, "aclose", None)
             if aclose is not None:
                 await aclose()
