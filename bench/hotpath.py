@@ -19,7 +19,6 @@ import cProfile
 import logging
 import os
 import pstats
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,8 @@ import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from run import new_key  # noqa: E402  (bench/run.py, next to this file)
 
 from gateway.app import create_app  # noqa: E402
 from gateway.config import BackendSettings, load_settings  # noqa: E402
@@ -102,12 +103,7 @@ class InMemoryUpstream:
 
 def build(tmp: Path) -> tuple[Callable[..., Awaitable[None]], str, Any]:
     keys = tmp / "keys.yaml"
-    key = subprocess.run(
-        [sys.executable, "-m", "gateway", "keys", "create", "bench", "--keys-file", str(keys)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    key = new_key(keys)
     settings = load_settings(
         None,
         environ={},
@@ -176,8 +172,16 @@ async def _drive(app: Callable[..., Awaitable[None]], key: str, count: int) -> f
     return elapsed / count
 
 
+def _log_to_devnull() -> None:
+    """The request log at its default level, written where it costs what a real stderr write costs."""
+    configure_logging("info")
+    devnull = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+    logging.getLogger().handlers[0].setStream(devnull)  # type: ignore[attr-defined]
+
+
 def measure(count: int = 5000, rounds: int = 5) -> dict[str, float]:
     """CPU µs per request: best and median of ``rounds`` rounds of ``count`` requests."""
+    _log_to_devnull()
     with tempfile.TemporaryDirectory() as tmp:
         app, key, _ = build(Path(tmp))
 
@@ -201,11 +205,8 @@ def main() -> None:
         "--profile", type=int, metavar="THOUSANDS", help="cProfile this many thousand requests"
     )
     args = parser.parse_args()
-    # The request log at its default level, written where it costs what a real stderr write costs.
-    configure_logging("info")
-    devnull = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
-    logging.getLogger().handlers[0].setStream(devnull)  # type: ignore[attr-defined]
     if args.profile:
+        _log_to_devnull()
         with tempfile.TemporaryDirectory() as tmp:
             app, key, _ = build(Path(tmp))
             profiler = cProfile.Profile()

@@ -13,7 +13,8 @@ Parts:
    the default log level): requests/s, p50 and p99, and the gateway's added latency;
 2. streams of 256 chunks: time to first byte and to the last byte, direct and through the gateway;
 3. the gateway's resident memory: idle, under load, and after 100,000 requests;
-4. the routing decision time (bench/routing_bench.py's cases);
+4. the routing decision time (bench/routing_bench.py's cases), and the gateway's own CPU per request in
+   process (bench/hotpath.py);
 5. realistic timings: the simulators with published H100 (and DGX Spark) figures, a mixed workload of real
    prompts (chat, code, tool calls from bench/data/routing_eval.jsonl) sent with routing, all to
    diffusion and all to autoregressive: mean and p95 end to end and the share per backend; and a burst
@@ -100,6 +101,16 @@ def _addr(url: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def new_key(keys: Path) -> str:
+    """A fresh API key in the key file ``keys``, made by the CLI as an operator would."""
+    return subprocess.run(
+        [sys.executable, "-m", "gateway", "keys", "create", "bench", "--keys-file", str(keys)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
 def gateway(
     stack: ExitStack, tmp: Path, diffusion_url: str, ar_url: str, **sections: Any
 ) -> tuple[str, str, Process]:
@@ -107,12 +118,7 @@ def gateway(
     other keyword is a configuration section."""
     port = free_port()
     keys = tmp / f"keys-{port}.yaml"
-    key = subprocess.run(
-        [sys.executable, "-m", "gateway", "keys", "create", "bench", "--keys-file", str(keys)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    key = new_key(keys)
     config = {
         "server": {"host": "127.0.0.1", "port": port},
         "backends": [
@@ -396,6 +402,15 @@ def main() -> None:
                 f"{k} {v['median_us']:.0f}/{v['p99_us']:.0f}"
                 for k, v in results["routing_decision_us"].items()
             )
+        )
+
+        from hotpath import measure as own_cpu
+
+        results["gateway_code_cpu_us"] = own_cpu(1000 if args.quick else 5000, 3 if args.quick else 5)
+        print(
+            "\n4b. the gateway's own code per request in process (bench/hotpath.py: no sockets, in-memory "
+            f"upstream): {results['gateway_code_cpu_us']['best_us']:.0f} µs of CPU (best of rounds), "
+            f"median {results['gateway_code_cpu_us']['median_us']:.0f} µs"
         )
 
         results["realistic"] = realistic(stack, tmp, args.quick)

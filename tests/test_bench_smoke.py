@@ -41,3 +41,16 @@ def test_routing_eval_runs_and_the_policy_does_not_regress(tmp_path):
     assert classes["code"]["test"] >= 0.95
     assert classes["tools"]["test"] == 1.0
     assert classes["math"]["test"] >= 0.75
+
+
+def test_hotpath_bench_runs():
+    """bench/hotpath.py drives the real app in process; it exits non-zero unless every answer was a 200."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "hotpath.py"), "--count", "200", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "µs of CPU" in result.stdout

@@ -52,6 +52,7 @@ def test_dockerfile_lints_clean_and_has_what_an_image_needs():
     for dependency in (
         "fastapi",
         "uvicorn",
+        "httptools",
         "aiohttp",
         "httpx",
         "pyjwt",
