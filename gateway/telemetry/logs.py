@@ -6,6 +6,7 @@ The request log never holds prompt or completion text, headers, or a credential:
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import time
@@ -40,16 +41,15 @@ class JSONFormatter(logging.Formatter):
         return orjson.dumps(entry, default=str).decode()
 
 
-_second: list[object] = [-1, ""]  # the last whole second formatted, and its text
+@functools.lru_cache(maxsize=1)
+def _second(whole: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
 
 
 def _timestamp(created: float) -> str:
     """ISO 8601 UTC with milliseconds; the seconds part is formatted once per second (strftime is slow)."""
     whole = int(created)
-    if _second[0] != whole:
-        _second[0] = whole
-        _second[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
-    return f"{_second[1]}.{int((created - whole) * 1000):03d}Z"
+    return f"{_second(whole)}.{int((created - whole) * 1000):03d}Z"
 
 
 def configure_logging(level: str) -> None:

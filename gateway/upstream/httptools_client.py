@@ -44,9 +44,8 @@ __all__ = ["HttptoolsUpstream"]
 # Idle connections older than this are closed rather than reused: below uvicorn's (and so vLLM's) default
 # keep-alive timeout of 5 s, so the server rarely closes a connection the gateway is about to reuse.
 _KEEPALIVE = 4.0
-# A stream's unread bytes above which reading from the backend pauses, and below which it resumes.
+# A stream's unread bytes above which reading from the backend pauses until the gateway takes them.
 _HIGH_WATER = 256 * 1024
-_LOW_WATER = 64 * 1024
 
 
 class _Origin:
@@ -173,6 +172,7 @@ class _Response(UpstreamResponse):
         "_origin",
         "_paused",
         "_waiter",
+        "_whole",
         "close_delimited",
         "complete",
         "keep_alive",
@@ -191,6 +191,7 @@ class _Response(UpstreamResponse):
         self._chunks: deque[bytes] = deque()
         self._buffered = 0
         self._paused = False
+        self._whole = False  # read() takes the whole body at once: no back-pressure then
         self._error: UpstreamBroken | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._got_headers: asyncio.Future[None] = self._loop.create_future()
@@ -217,7 +218,7 @@ class _Response(UpstreamResponse):
     def feed(self, data: bytes) -> None:
         self._chunks.append(data)
         self._buffered += len(data)
-        if self._buffered > _HIGH_WATER and not self._paused and self._conn is not None:
+        if self._buffered > _HIGH_WATER and not self._paused and not self._whole and self._conn is not None:
             self._paused = True
             self._conn.pause()
         self._wake()
@@ -233,7 +234,7 @@ class _Response(UpstreamResponse):
         self._error = error
         if not self._got_headers.done():
             self._got_headers.set_exception(error)
-            self._got_headers.exception()  # retrieved: the sender sees it through ``headers`` below
+            self._got_headers.exception()  # marked retrieved: the sender sees it through wait_headers
         self._wake()
 
     def _wake(self) -> None:
@@ -246,27 +247,36 @@ class _Response(UpstreamResponse):
     async def wait_headers(self) -> None:
         await self._got_headers
 
+    async def _next_event(self) -> None:
+        """Wait until the connection feeds, finishes or fails this answer."""
+        self._waiter = self._loop.create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    def _resume(self) -> None:
+        if self._paused and self._conn is not None:
+            self._paused = False
+            self._conn.resume()
+
     async def _raw_chunk(self) -> bytes:
         while not self._chunks:
             if self._error is not None:
                 raise self._error
             if self.complete:
                 return b""
-            self._waiter = self._loop.create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
+            await self._next_event()
         data = self._chunks.popleft() if len(self._chunks) == 1 else b"".join(self._chunks)
         self._chunks.clear()
         self._buffered = 0
-        if self._paused and self._conn is not None:
-            self._paused = False
-            self._conn.resume()
+        self._resume()
         return data
 
     async def read(self) -> bytes:
         """The whole body (non-streaming answers), under the total deadline."""
+        self._whole = True
+        self._resume()
         if not self.complete and self._error is None:
             await bounded(self._until_complete(), self._deadlines.total, "total")
         if self._error is not None:
@@ -278,14 +288,7 @@ class _Response(UpstreamResponse):
 
     async def _until_complete(self) -> None:
         while not self.complete and self._error is None:
-            if self._paused and self._conn is not None:
-                self._paused = False
-                self._conn.resume()
-            self._waiter = self._loop.create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
+            await self._next_event()
 
     async def _close(self, complete: bool) -> None:
         conn, self._conn = self._conn, None
