@@ -226,6 +226,36 @@ async def test_abandoned_answers_close_their_connection(client):
     assert server.connections == 2
 
 
+async def test_an_answered_stream_keeps_its_connection_once_the_message_ends(client, monkeypatch):
+    """[DONE] seen, the last empty chunk still in flight: the connection goes back to the pool when it
+    arrives, and is closed when it does not come in time (or more than a message's end comes)."""
+    monkeypatch.setattr("gateway.upstream.httptools_client._DRAIN_SECONDS", 0.2)
+    tails = [b"0\r\n\r\n", b"", b"%x\r\n%s\r\n" % (100_000, b"z" * 100_000)]
+    ended = asyncio.Event()
+
+    async def done_then_end(server: Server, reader, writer) -> None:
+        while await server.read_request(reader) is not None:
+            writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\ne\r\ndata: [DONE]\n\n\r\n")
+            await writer.drain()
+            await ended.wait()
+            ended.clear()
+            writer.write(tails.pop(0))
+            await writer.drain()
+
+    async with serving(done_then_end) as server:
+        b = backend(server.port)
+        for _ in range(3):
+            response = await client.send(b, "/x", headers=[], stream=True)
+            assert await response.next_chunk() == b"data: [DONE]\n\n"
+            await response.aclose(answered=True)
+            ended.set()
+            await asyncio.sleep(0.3)  # past the drain's wait
+        # 1st: the end came, the connection was reused by the 2nd; the 2nd's end never came: closed;
+        # the 3rd's "end" was a body: closed at once.
+        assert server.connections == 2
+        assert not client._origins[b.base_url].idle
+
+
 async def test_interim_answers_are_skipped(client):
     async def interim(server: Server, reader, writer) -> None:
         await server.read_request(reader)

@@ -216,7 +216,7 @@ class Attempt:
                 "backend_stream_interrupted",
             )
         finally:
-            await response.aclose()
+            await response.aclose(answered=done)
             if sent is not None and record.content is not None:
                 record.content["completion"] = answer_of_events(sent, self.endpoint).content
 

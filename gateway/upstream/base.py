@@ -124,10 +124,15 @@ class UpstreamResponse:
         parts = [chunk async for chunk in self.chunks()]
         return b"".join(parts)
 
-    async def aclose(self) -> None:
-        # A response read to its end goes back to the pool; one abandoned half-way (a client that left, a
-        # rough answer) closes its connection, which is what tells the backend to stop generating.
-        await self._close(self._ended)
+    async def aclose(self, *, answered: bool = False) -> None:
+        """Done with the response. ``answered``: the caller saw the answer's own end (an SSE stream's
+        ``[DONE]``) though the HTTP body may still have its last bytes in flight.
+
+        A response read to its end, or answered, may go back to the pool; one abandoned half-way (a
+        client that left, a rough answer) closes its connection, which is what tells the backend to stop
+        generating.
+        """
+        await self._close(self._ended or answered)
 
 
 class UpstreamClient(Protocol):
