@@ -8,6 +8,9 @@ Parts:
    httptools) with each candidate client (httpx, httpx over aiohttp's transport, aiohttp, and the
    gateway's own httptools client) at concurrency 1, 16 and 64, with wrk: the numbers the gateway's
    upstream client was chosen by;
+0b. event loops: a bare server spending a fixed CPU time per request (bench/loops.py) and the gateway
+   itself, each on asyncio's loop and on uvloop, saturated at concurrency 64 (and the gateway at 16):
+   requests/s, p99 and the slowest request, the numbers ``server.loop`` was chosen by;
 1. overhead: non-streaming requests with wrk (Debian package) at concurrency 1, 16 and 64, straight to a
    zero-delay fake upstream (bench/fake_upstream.py) and through the gateway (one worker, an API key,
    the default log level): requests/s, p50 and p99, and the gateway's added latency;
@@ -114,13 +117,13 @@ def new_key(keys: Path) -> str:
 def gateway(
     stack: ExitStack, tmp: Path, diffusion_url: str, ar_url: str, **sections: Any
 ) -> tuple[str, str, Process]:
-    """A gateway process in front of the two URLs; ``diffusion={...}`` adds fields to that backend, any
-    other keyword is a configuration section."""
+    """A gateway process in front of the two URLs; ``diffusion={...}`` adds fields to that backend and
+    ``server={...}`` to the server section; any other keyword is a configuration section."""
     port = free_port()
     keys = tmp / f"keys-{port}.yaml"
     key = new_key(keys)
     config = {
-        "server": {"host": "127.0.0.1", "port": port},
+        "server": {"host": "127.0.0.1", "port": port, **sections.pop("server", {})},
         "backends": [
             {
                 "name": "diffusion",
@@ -176,11 +179,13 @@ def wrk(url: str, key: str, connections: int, seconds: float, tmp: Path) -> dict
     ).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     latency = {q: _ms(re.search(rf"^\s+{q}%\s+([\d.]+\w+)", out, re.M).group(1)) for q in ("50", "99")}  # type: ignore[union-attr]
+    slowest = _ms(re.search(r"^\s+Latency\s+\S+\s+\S+\s+([\d.]+\w+)", out, re.M).group(1))  # type: ignore[union-attr]
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {
         "rps": rps,
         "p50_ms": latency["50"],
         "p99_ms": latency["99"],
+        "max_ms": slowest,
         "errors": float(non2xx.group(1)) if non2xx else 0.0,
     }
 
@@ -221,6 +226,42 @@ def clients(upstream: str, tmp: Path, seconds: float) -> dict[str, dict[int, dic
             proc.stop()
         cells = " ".join(f"{r['rps']:>9.0f} {r['p99_ms']:>7.1f} ms" for r in out[name].values())
         print(f"{name:>14} {cells}")
+    print()
+    return out
+
+
+# ---- 0b. event loops --------------------------------------------------------------------------------------
+
+
+def loops(upstream: str, tmp: Path, seconds: float) -> dict[str, dict[str, dict[str, float]]]:
+    print("0b. event loops, one saturated process (wrk: req/s, p99, slowest request)")
+    print(f"{'loop':>8} {'bare server c64':>31} {'gateway c16':>31} {'gateway c64':>31}")
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for loop in ("asyncio", "uvloop"):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        bare = Process([sys.executable, str(BENCH / "loops.py"), "--loop", loop, "--port", str(port)], url)
+        try:
+            row = {"bare_c64": wrk(url, "unused", 64, seconds, tmp)}
+        finally:
+            bare.stop()
+        with ExitStack() as stack:
+            gw, key, _ = gateway(
+                stack,
+                tmp,
+                upstream,
+                upstream,
+                server={"loop": loop},
+                routing={"health_interval": 5},
+                diffusion={"max_concurrency": 1024},
+            )
+            row["gateway_c16"] = wrk(gw, key, 16, seconds, tmp)
+            row["gateway_c64"] = wrk(gw, key, 64, seconds, tmp)
+        out[loop] = row
+        cells = " ".join(
+            f"{r['rps']:>9.0f} {r['p99_ms']:>7.1f} ms {r['max_ms']:>7.1f} ms" for r in row.values()
+        )
+        print(f"{loop:>8} {cells}")
     print()
     return out
 
@@ -329,6 +370,7 @@ def main() -> None:
         stack.callback(upstream.stop)
         print(f"machine: {results['machine']}\n")
         results["clients"] = clients(fake, tmp, seconds)
+        results["loops"] = loops(fake, tmp, seconds)
 
         # The fake upstream has no concurrency limit; the gateway is told so, or at concurrency 64 it would
         # hold requests for a 4-sequence diffusion backend (spill-over, measured in part 5), not relay them.

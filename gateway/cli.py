@@ -135,7 +135,7 @@ def _serve(args: argparse.Namespace) -> int:
         return _serve_workers(args, settings)
     app = create_app(settings)
     sock = bind(settings.server.host, settings.server.port)
-    run(serve([(app, sock)], settings.server.log_level))
+    run(serve([(app, sock)], settings.server.log_level), settings.server.loop)
     return 0
 
 
@@ -171,7 +171,7 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
             log_config=None,
             access_log=False,
             log_level=settings.server.log_level,
-            loop="uvloop",
+            loop=settings.server.loop,
             http="httptools",
             server_header=False,
             timeout_graceful_shutdown=5,

@@ -87,6 +87,10 @@ class ServerSettings(_Section):
     # The HTTP client that talks to backends, all behind gateway/upstream/. httptools is the lean default
     # (measured against the others: bench/run.py part 0); aiohttp and httpx are there to compare with.
     upstream_client: Literal["httptools", "aiohttp", "httpx"] = "httptools"
+    # The event loop. asyncio's own is the default, by the numbers (bench/run.py part 0b, README
+    # Performance): as fast as uvloop for the gateway on this machine, and fair under saturation, where
+    # uvloop kept 1-2 % of requests waiting 100-700 ms at concurrency 64, a bare server included.
+    loop: Literal["asyncio", "uvloop"] = "asyncio"
 
 
 class TimeoutSettings(_Section):

@@ -34,7 +34,7 @@ def uvicorn_config(app: ASGIApp, log_level: str = "info") -> uvicorn.Config:
         log_config=None,  # our JSON logging (telemetry.logs) is configured by the caller
         access_log=False,  # uvicorn's access line carries the query string; the request log replaces it
         log_level=log_level,
-        loop="uvloop",
+        loop="none",  # the loop is the one run() started: uvicorn's Server.serve never sets one up
         http="httptools",
         server_header=False,
         date_header=True,
@@ -42,14 +42,14 @@ def uvicorn_config(app: ASGIApp, log_level: str = "info") -> uvicorn.Config:
     )
 
 
-def run(main: Coroutine[Any, Any, None]) -> None:
-    """Run the servers on uvloop (uvicorn's own ``run`` would install it; ``serve`` alone does not)."""
-    try:
+def run(main: Coroutine[Any, Any, None], loop: str = "asyncio") -> None:
+    """Run the servers on asyncio's event loop, or on uvloop (``server.loop``)."""
+    if loop == "uvloop":
         import uvloop
-    except ImportError:  # pragma: no cover - uvloop is a dependency through uvicorn[standard]
+
+        uvloop.run(main)
+    else:
         asyncio.run(main)
-        return
-    uvloop.run(main)
 
 
 async def serve(apps: Sequence[tuple[ASGIApp, socket.socket]], log_level: str = "info") -> None:

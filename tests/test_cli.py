@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from gateway.auth.keys import KeyFile, digest
 from gateway.cli import main
+from gateway.server import run
 
 
 def test_keys_lifecycle(tmp_path, capsys):
@@ -130,3 +133,29 @@ def test_serve_fails_fast_with_a_message(tmp_path):
     )
     assert result.returncode == 2
     assert "at least one backend" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_the_servers_run_on_the_configured_event_loop(loop):
+    seen: list[str] = []
+
+    async def main_() -> None:
+        seen.append(type(asyncio.get_running_loop()).__module__)
+
+    run(main_(), loop)
+    assert seen[0].split(".")[0] == loop
+
+
+def test_an_unknown_event_loop_is_a_clear_configuration_error(tmp_path, capsys):
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "server": {"loop": "trio"},
+                "backends": [{"name": "d", "kind": "diffusion", "url": "http://h:1", "model": "m"}],
+            }
+        )
+    )
+    assert main(["check-config", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "server.loop" in err and "asyncio" in err and "Traceback" not in err
