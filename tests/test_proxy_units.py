@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import orjson
 import pytest
 
 from gateway.config import BackendSettings
 from gateway.errors import InvalidRequest
 from gateway.proxy.body import parse_request, upstream_body
+from gateway.proxy.dialects import MARKERS
 from gateway.proxy.headers import client_response_headers, upstream_request_headers, valid_request_id
 from gateway.proxy.sse import EventSplitter, inspect_event
 
@@ -150,6 +153,38 @@ def test_event_splitter_handles_events_split_across_reads():
     assert s.feed(b": 1}\n\ndata: [DO") == [b'data: {"a": 1}\n\n']
     assert s.feed(b"NE]\n\n: keep-alive\r\n\r\n") == [b"data: [DONE]\n\n", b": keep-alive\r\n\r\n"]
     assert s.pending == b""
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_plain_runs_pass_whole_and_every_event_that_matters_is_still_seen(seed):
+    """The relay's fast path: chunks with no marker go out as blocks of whole events; whatever the
+    chunking, the bytes are the stream's, in order, and each [DONE], usage or error event is split out."""
+    rng = random.Random(seed)
+    events = [b'data: {"choices":[{"delta":{"content":"t%d"}}]}\n\n' % i for i in range(40)]
+    events.insert(rng.randrange(40), b": keep-alive\r\n\r\n")
+    events += [b'data: {"choices":[],"usage":{"prompt_tokens":1}}\n\n', b"data: [DONE]\n\n"]
+    stream = b"".join(events)
+    cuts = sorted(rng.sample(range(1, len(stream)), 12))
+    chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
+    splitter, out, seen = EventSplitter(), [], []
+    for chunk in chunks:
+        block = splitter.feed_plain(chunk, MARKERS["chat"])
+        if block is None:
+            split = splitter.feed(chunk)
+            seen += [e for e in split if inspect_event(e).done or inspect_event(e).usage]
+            out += split
+        else:
+            assert not any(m in block for m in MARKERS["chat"])
+            out.append(block)
+    assert b"".join(out) == stream and splitter.pending == b""
+    assert seen == events[-2:]
+
+
+def test_event_splitter_with_no_terminator_in_a_long_read_keeps_it_all():
+    s = EventSplitter()
+    assert s.feed(b"data: " + b"x" * 100_000) == [] and len(s.pending) == 100_006
+    assert s.feed_plain(b"y", MARKERS["chat"]) == b"" and len(s.pending) == 100_007
+    assert s.feed(b"\n\n") == [b"data: " + b"x" * 100_000 + b"y\n\n"]
 
 
 def test_inspect_event():

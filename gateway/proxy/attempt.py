@@ -18,7 +18,14 @@ from starlette.responses import Response
 
 from gateway.config import BackendSettings
 from gateway.errors import GatewayError, NotFound, UpstreamFailure
-from gateway.proxy.dialects import Endpoint, answer_of_body, answer_of_events, inspect, stream_failure
+from gateway.proxy.dialects import (
+    MARKERS,
+    Endpoint,
+    answer_of_body,
+    answer_of_events,
+    inspect,
+    stream_failure,
+)
 from gateway.proxy.headers import client_response_headers
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pace
 from gateway.proxy.sse import EventSplitter, Usage
@@ -179,12 +186,22 @@ class Attempt:
         pending = list(held)
         done = False
         sent: list[bytes] | None = [] if record.content is not None else None
+        # Events are split and looked at one by one only when something in them matters: a marker of
+        # the end, usage or an error, reasoning to strip, content to log. The rest of a stream (most of
+        # it) passes as the bytes it came in.
+        markers = MARKERS[self.endpoint] if not self.strip_reasoning and sent is None else None
         try:
             while not done:
                 chunk = pending.pop(0) if pending else await response.next_chunk()
                 if chunk is None:
                     # The backend closed the stream without [DONE]: say so instead of a silent truncation.
                     raise UpstreamBroken("stream ended early")
+                if markers is not None and (block := splitter.feed_plain(chunk, markers)) is not None:
+                    if block:
+                        if record.ttfb is None:
+                            record.ttfb = self.clock() - record.started
+                        yield block
+                    continue
                 out: list[bytes] = []
                 for event in splitter.feed(chunk):
                     info = inspect(event, self.endpoint)

@@ -26,6 +26,7 @@ from gateway.routing.features import INCOMPATIBLE_PARAMS
 from gateway.routing.quality import Answer
 
 __all__ = [
+    "MARKERS",
     "OUTPUT_LIMITS",
     "PATHS",
     "REQUIRED",
@@ -232,15 +233,22 @@ def _named(event: bytes) -> tuple[str, Any]:
 
 _PLAIN = EventInfo()
 
+# Bytes without which an event of each API tells the relay nothing (inspect returns _PLAIN): a run of
+# events holding none of them is forwarded as it is, without being split or looked at.
+MARKERS: dict[Endpoint, tuple[bytes, ...]] = {
+    "chat": (b"[DONE]", b'"usage"', b'"error"'),
+    "completions": (b"[DONE]", b'"usage"', b'"error"'),
+    "responses": _RESPONSES_MARKERS,
+    "messages": (b"message_", b"error"),
+}
+
 
 def inspect(event: bytes, endpoint: Endpoint) -> EventInfo:
     """What the relay needs from one stream event: the end, usage, an in-band error."""
     if endpoint in ("chat", "completions"):
         return inspect_event(event)
-    if endpoint == "responses" and not any(marker in event for marker in _RESPONSES_MARKERS):
+    if not any(marker in event for marker in MARKERS[endpoint]):
         return _PLAIN  # deltas: the bulk of a stream, not parsed
-    if endpoint == "messages" and b"message_" not in event and b"error" not in event:
-        return _PLAIN
     name, obj = _named(event)
     if not isinstance(obj, dict):
         return _PLAIN
