@@ -6,6 +6,7 @@ import os
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import yaml
 from starlette.datastructures import Headers
 
 from gateway.auth.authenticator import Authenticator
@@ -121,6 +122,21 @@ def test_lookup_is_by_digest_only(store, tmp_path):
     store.load()
     assert store.lookup(key) is not None
     assert store.lookup(digest(key)) is None  # the digest itself is not a credential
+
+
+def test_a_key_listed_twice_is_its_last_entry_and_a_revocation_applies_on_reload(tmp_path):
+    path = tmp_path / "keys.yaml"
+    key = generate_key()
+    entry = {"digest": digest(key), "created": "2026-01-01T00:00:00Z"}
+    path.write_text(yaml.safe_dump({"keys": [{"name": "old", **entry}, {"name": "new", **entry}]}))
+    store = KeyStore(path)
+    found = store.lookup(key)
+    assert found is not None and found.name == "new"
+    path.write_text(yaml.safe_dump({"keys": [{"name": "new", **entry, "revoked": True}]}))
+    os.utime(path, ns=(2, 2))
+    assert store.reload_if_changed()
+    found = store.lookup(key)
+    assert found is not None and found.revoked
 
 
 def test_tiers_apply_unless_the_key_says_otherwise(tmp_path):

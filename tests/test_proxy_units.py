@@ -157,7 +157,7 @@ def test_event_splitter_handles_events_split_across_reads():
 
 @pytest.mark.parametrize("seed", range(20))
 def test_plain_runs_pass_whole_and_every_event_that_matters_is_still_seen(seed):
-    """The relay's fast path: chunks with no marker go out as blocks of whole events; whatever the
+    """The relay's fast path: the events before the first marker go out as one block; whatever the
     chunking, the bytes are the stream's, in order, and each [DONE], usage or error event is split out."""
     rng = random.Random(seed)
     events = [b'data: {"choices":[{"delta":{"content":"t%d"}}]}\n\n' % i for i in range(40)]
@@ -168,14 +168,10 @@ def test_plain_runs_pass_whole_and_every_event_that_matters_is_still_seen(seed):
     chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
     splitter, out, seen = EventSplitter(), [], []
     for chunk in chunks:
-        block = splitter.feed_plain(chunk, MARKERS["chat"])
-        if block is None:
-            split = splitter.feed(chunk)
-            seen += [e for e in split if inspect_event(e).done or inspect_event(e).usage]
-            out += split
-        else:
-            assert not any(m in block for m in MARKERS["chat"])
-            out.append(block)
+        block, split = splitter.split(chunk, MARKERS["chat"])
+        assert not any(m in block for m in MARKERS["chat"])
+        seen += [e for e in split if inspect_event(e).done or inspect_event(e).usage]
+        out += [block, *split]
     assert b"".join(out) == stream and splitter.pending == b""
     assert seen == events[-2:]
 
@@ -183,8 +179,11 @@ def test_plain_runs_pass_whole_and_every_event_that_matters_is_still_seen(seed):
 def test_event_splitter_with_no_terminator_in_a_long_read_keeps_it_all():
     s = EventSplitter()
     assert s.feed(b"data: " + b"x" * 100_000) == [] and len(s.pending) == 100_006
-    assert s.feed_plain(b"y", MARKERS["chat"]) == b"" and len(s.pending) == 100_007
-    assert s.feed(b"\n\n") == [b"data: " + b"x" * 100_000 + b"y\n\n"]
+    assert s.split(b"y", MARKERS["chat"]) == (b"", []) and len(s.pending) == 100_007
+    assert s.split(b"\n\ndata: [DONE]\n\n", MARKERS["chat"]) == (
+        b"data: " + b"x" * 100_000 + b"y\n\n",
+        [b"data: [DONE]\n\n"],
+    )
 
 
 def test_inspect_event():
@@ -203,3 +202,21 @@ def test_inspect_event():
     assert (
         inspect_event(b'data: {"choices":[{"delta":{"content":"the \\"usage\\" word"}}]}\n\n').usage is None
     )
+
+
+def test_the_answer_to_check_is_parsed_only_as_far_as_the_check_needs():
+    """A held read can be a whole stream of small events; the hold parses until there is text to check."""
+    from gateway.proxy.dialects import answer_of_events
+
+    def delta(**d: object) -> bytes:
+        return b"data: " + orjson.dumps({"choices": [{"index": 0, "delta": d}]}) + b"\n\n"
+
+    call = {"index": 0, "function": {"name": "f", "arguments": "{}"}}
+    held = [delta(role="assistant") + delta(content="first") + delta(content=" second")]
+    held.append(delta(tool_calls=[call]) + b"data: [DONE]\n\n")
+    whole = answer_of_events(held, "chat")
+    assert (whole.content, whole.tool_calls, whole.finished) == ("first second", [("f", "{}")], True)
+    some = answer_of_events(held, "chat", until=lambda a: bool(a.content))
+    assert (some.content, some.tool_calls, some.finished) == ("first", [], False)
+    called = answer_of_events(held, "chat", until=lambda a: bool(a.tool_calls))
+    assert called.tool_calls == [("f", "{}")] and not called.finished

@@ -128,7 +128,7 @@ class Attempt:
                 data = await response.read()
                 await response.aclose()
                 return _status(response.status, data, self.backend), None, []
-            held = await self._hold(response)
+            held, answer = await self._hold(response)
         except UpstreamError as exc:
             await response.aclose()
             return _failed(exc, self.backend), None, []
@@ -138,28 +138,36 @@ class Attempt:
         if not held:
             await response.aclose()
             return _failed(UpstreamBroken("empty stream"), self.backend), None, []
-        if self.quality is not None:
-            rough = check_answer(answer_of_events(held, self.endpoint), self.request_payload, self.quality)
+        if self.quality is not None and answer is not None:
+            rough = check_answer(answer, self.request_payload, self.quality)
             if rough is not None:
                 # Nothing went out yet: the stream is abandoned and the request runs elsewhere.
                 await response.aclose()
                 return Outcome(retry=f"quality:{rough}", outcome="ok"), None, []
         return Outcome(), response, held
 
-    async def _hold(self, response: UpstreamResponse) -> list[bytes]:
+    async def _hold(self, response: UpstreamResponse) -> tuple[list[bytes], Answer | None]:
+        """The first chunk, or as many as the quality check needs, and the answer they hold when checked
+        (parsed once: the check reads the same answer the hold stopped on)."""
         first = await response.next_chunk()
         held = [first] if first else []
         if self.quality is None or not held:
-            return held
+            return held, None
         # The diffusion backend sends a whole canvas per chunk: hold until there is visible text to check
         # or the answer ended (the whole answer, when tools are offered: the call comes in the last canvas).
         wait_for_end = bool(self.request_payload.get("tools"))
-        while not _checkable(answer_of_events(held, self.endpoint), wait_for_end):
+
+        def checkable(answer: Answer) -> bool:
+            return _checkable(answer, wait_for_end)
+
+        answer = answer_of_events(held, self.endpoint, until=checkable)
+        while not checkable(answer):
             chunk = await response.next_chunk()
             if chunk is None:
                 break
             held.append(chunk)
-        return held
+            answer = answer_of_events(held, self.endpoint, until=checkable)
+        return held, answer
 
     def stream_response(
         self,
@@ -196,14 +204,14 @@ class Attempt:
                 if chunk is None:
                     # The backend closed the stream without [DONE]: say so instead of a silent truncation.
                     raise UpstreamBroken("stream ended early")
-                if markers is not None and (block := splitter.feed_plain(chunk, markers)) is not None:
-                    if block:
-                        if record.ttfb is None:
-                            record.ttfb = self.clock() - record.started
-                        yield block
-                    continue
                 out: list[bytes] = []
-                for event in splitter.feed(chunk):
+                if markers is not None:
+                    block, events = splitter.split(chunk, markers)
+                    if block:
+                        out.append(block)
+                else:
+                    events = splitter.feed(chunk)
+                for event in events:
                     info = inspect(event, self.endpoint)
                     if info.done:
                         done = True

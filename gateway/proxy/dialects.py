@@ -17,6 +17,7 @@ differ, and live here:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import orjson
@@ -337,20 +338,33 @@ def _messages_block(block: dict[str, Any], answer: Answer) -> None:
         answer.tool_calls.append((str(block.get("name") or ""), orjson.dumps(block.get("input")).decode()))
 
 
-def answer_of_events(chunks: list[bytes], endpoint: Endpoint) -> Answer:
-    """The answer so far, from held stream bytes."""
+def answer_of_events(
+    chunks: list[bytes], endpoint: Endpoint, until: Callable[[Answer], bool] | None = None
+) -> Answer:
+    """The answer so far, from held stream bytes; with ``until``, only as far as the first event after
+    which ``until(answer)`` holds (a held read can be a whole stream of small events: parsing all of them
+    to check the first is most of a stream's cost)."""
     events = EventSplitter().feed(b"".join(chunks))
     if endpoint == "responses":
-        return _responses_events(events)
+        return _responses_events(events, until)
     if endpoint == "messages":
-        return _messages_events(events)
-    return _chat_events(events)
+        return _messages_events(events, until)
+    return _chat_events(events, until)
 
 
-def _chat_events(events: list[bytes]) -> Answer:
+def _enough(answer: Answer, calls: dict[Any, list[str]], until: Callable[[Answer], bool] | None) -> bool:
+    if until is None:
+        return False
+    answer.tool_calls = [(name, args) for name, args in calls.values()]
+    return until(answer)
+
+
+def _chat_events(events: list[bytes], until: Callable[[Answer], bool] | None = None) -> Answer:
     answer = Answer()
     calls: dict[int, list[str]] = {}
     for event in events:
+        if _enough(answer, calls, until):
+            break
         if not event.startswith(b"data:"):
             continue
         data = event[5:].strip()
@@ -382,10 +396,12 @@ def _chat_events(events: list[bytes]) -> Answer:
     return answer
 
 
-def _responses_events(events: list[bytes]) -> Answer:
+def _responses_events(events: list[bytes], until: Callable[[Answer], bool] | None = None) -> Answer:
     answer = Answer()
     calls: dict[str, list[str]] = {}
     for event in events:
+        if _enough(answer, calls, until):
+            break
         name, obj = _named(event)
         if not isinstance(obj, dict):
             continue
@@ -406,10 +422,12 @@ def _responses_events(events: list[bytes]) -> Answer:
     return answer
 
 
-def _messages_events(events: list[bytes]) -> Answer:
+def _messages_events(events: list[bytes], until: Callable[[Answer], bool] | None = None) -> Answer:
     answer = Answer()
     calls: dict[int, list[str]] = {}
     for event in events:
+        if _enough(answer, calls, until):
+            break
         name, obj = _named(event)
         if not isinstance(obj, dict):
             continue

@@ -48,22 +48,29 @@ class EventSplitter:
         self._buffer = data[start:]
         return events
 
-    def feed_plain(self, chunk: bytes, markers: tuple[bytes, ...]) -> bytes | None:
-        """The complete events in ``chunk`` as one block, if none of them holds a marker (nothing in them
-        to look at: forwarded as they are); else None, with nothing consumed (``feed`` it instead)."""
+    def split(self, chunk: bytes, markers: tuple[bytes, ...]) -> tuple[bytes, list[bytes]]:
+        """The complete events in ``chunk``: the leading run in which no event holds a marker, as one
+        block of bytes (nothing in it to look at), and the events from the first marker on, one by one."""
         data = self._buffer + chunk if self._buffer else chunk
-        for marker in markers:
-            if marker in data:
-                return None
-        end = data.rfind(b"\n\n")
-        crlf = data.rfind(b"\r\n\r\n")
-        cut = max(end + 2 if end != -1 else 0, crlf + 4 if crlf != -1 else 0)
-        self._buffer = data[cut:]
-        return data[:cut]
+        first = min((at for marker in markers if (at := data.find(marker)) != -1), default=-1)
+        if first == -1:
+            cut = _last_boundary(data, len(data))
+            self._buffer = data[cut:]
+            return data[:cut], []
+        cut = _last_boundary(data, first)  # where the event holding the first marker starts
+        self._buffer = b""
+        return data[:cut], self.feed(data[cut:])
 
     @property
     def pending(self) -> bytes:
         return self._buffer
+
+
+def _last_boundary(data: bytes, end: int) -> int:
+    """Where the last complete event before ``end`` ends (0 if none does)."""
+    lf = data.rfind(b"\n\n", 0, end)
+    crlf = data.rfind(b"\r\n\r\n", 0, end)
+    return max(lf + 2 if lf != -1 else 0, crlf + 4 if crlf != -1 else 0)
 
 
 @dataclass(slots=True)

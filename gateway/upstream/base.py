@@ -100,16 +100,22 @@ class UpstreamResponse:
     async def _close(self, complete: bool) -> None:
         return None  # pragma: no cover - every client overrides it
 
+    def _take(self) -> bytes | None:
+        """Bytes already received (b"" at the end), without waiting; None when the caller must wait."""
+        return None
+
     async def next_chunk(self) -> bytes | None:
         """The next raw body chunk, or None at the end; raises UpstreamTimeout / UpstreamBroken."""
-        d = self._deadlines
-        if self._seen_first:
-            deadline = min(self._loop.time() + d.idle, d.total)
-            phase = "idle" if deadline < d.total else "total"
-        else:
-            deadline = min(d.first_byte, d.total)
-            phase = "first_byte" if d.first_byte < d.total else "total"
-        chunk = await bounded(self._raw_chunk(), deadline, phase)
+        chunk = self._take()
+        if chunk is None:  # a deadline only for a wait: arming and cancelling a timer per chunk is not free
+            d = self._deadlines
+            if self._seen_first:
+                deadline = min(self._loop.time() + d.idle, d.total)
+                phase = "idle" if deadline < d.total else "total"
+            else:
+                deadline = min(d.first_byte, d.total)
+                phase = "first_byte" if d.first_byte < d.total else "total"
+            chunk = await bounded(self._raw_chunk(), deadline, phase)
         if not chunk:
             self._ended = True
             return None

@@ -275,17 +275,22 @@ class _Response(UpstreamResponse):
             self._paused = False
             self._conn.resume()
 
+    def _take(self) -> bytes | None:
+        if self._chunks:
+            data = self._chunks.popleft() if len(self._chunks) == 1 else b"".join(self._chunks)
+            self._chunks.clear()
+            self._buffered = 0
+            self._resume()
+            return data
+        if self.complete and self._error is None:
+            return b""
+        return None
+
     async def _raw_chunk(self) -> bytes:
-        while not self._chunks:
+        while (data := self._take()) is None:
             if self._error is not None:
                 raise self._error
-            if self.complete:
-                return b""
             await self._next_event()
-        data = self._chunks.popleft() if len(self._chunks) == 1 else b"".join(self._chunks)
-        self._chunks.clear()
-        self._buffered = 0
-        self._resume()
         return data
 
     async def read(self) -> bytes:
