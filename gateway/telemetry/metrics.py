@@ -276,8 +276,11 @@ class Metrics:
             ("completion", usage.completion_tokens),
             ("reasoning", usage.reasoning_tokens),
         ):
-            self._child(self.tokens, backend, kind).inc(count)
-            self._child(self.principal_tokens, principal, kind).inc(count)
+            tokens = self._child(self.tokens, backend, kind)  # the series exists from here on, even at 0
+            principal_tokens = self._child(self.principal_tokens, principal, kind)
+            if count:  # an increment by 0 (reasoning, mostly) still takes the value's lock
+                tokens.inc(count)
+                principal_tokens.inc(count)
         if elapsed > 0 and usage.completion_tokens > 0:
             bucket = length_bucket(usage.completion_tokens)
             self._child(self.throughput, backend, bucket).observe(usage.completion_tokens / elapsed)
