@@ -1,6 +1,6 @@
 """The benchmark suite: the gateway side by side with the direct path, in one run, on this machine.
 
-    python3 bench/run.py                 # full run (about 10 minutes), table on stdout, JSON in bench/results/
+    python3 bench/run.py                 # full run (~10 minutes), table on stdout, JSON in bench/results/
     python3 bench/run.py --quick         # a short smoke run (CI)
 
 Parts:

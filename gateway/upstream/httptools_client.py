@@ -314,7 +314,13 @@ class _Response(UpstreamResponse):
         conn = self._conn
         if conn is None or self._drain is not None:
             return
-        if complete and not self.complete and self._error is None and not conn.closed:
+        if (
+            complete
+            and not self.complete
+            and self._error is None
+            and not conn.closed
+            and not self.close_delimited  # that body ends with the connection: nothing to keep
+        ):
             # The caller has the whole answer ([DONE]) but the HTTP message's end, the last empty chunk, is
             # still in flight. Wait for it in the background and keep the connection: closing it here made
             # every stream open a new connection to the backend (+0.25 ms before each stream's request
