@@ -97,6 +97,15 @@ async def keep_alive(server: Server, reader: asyncio.StreamReader, writer: async
         await writer.drain()
 
 
+async def eventually(predicate: Callable[[], bool], within: float = 5.0) -> bool:
+    """Poll a condition on the loop (``within`` only bounds a hung test; no time is asserted)."""
+    for _ in range(int(within / 0.01)):
+        if predicate():
+            return True
+        await asyncio.sleep(0.01)
+    return predicate()
+
+
 @pytest.fixture
 async def client() -> AsyncIterator[HttptoolsUpstream]:
     upstream = HttptoolsUpstream([], limit=16)
@@ -244,16 +253,17 @@ async def test_an_answered_stream_keeps_its_connection_once_the_message_ends(cli
 
     async with serving(done_then_end) as server:
         b = backend(server.port)
-        for _ in range(3):
+        # 1st: the end comes, the connection is pooled (and reused by the 2nd); the 2nd's end never
+        # comes: closed when the wait runs out; the 3rd's "end" is a body: closed at once.
+        for pooled in (True, False, False):
             response = await client.send(b, "/x", headers=[], stream=True)
             assert await response.next_chunk() == b"data: [DONE]\n\n"
             await response.aclose(answered=True)
+            assert client._in_use == 1  # the slot is held while the end is awaited
             ended.set()
-            await asyncio.sleep(0.3)  # past the drain's wait
-        # 1st: the end came, the connection was reused by the 2nd; the 2nd's end never came: closed;
-        # the 3rd's "end" was a body: closed at once.
+            assert await eventually(lambda: client._in_use == 0)
+            assert bool(client._origins[b.base_url].idle) is pooled
         assert server.connections == 2
-        assert not client._origins[b.base_url].idle
 
 
 async def test_interim_answers_are_skipped(client):
