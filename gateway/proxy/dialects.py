@@ -355,7 +355,8 @@ def answer_of_events(
 def _enough(answer: Answer, calls: dict[Any, list[str]], until: Callable[[Answer], bool] | None) -> bool:
     if until is None:
         return False
-    answer.tool_calls = [(name, args) for name, args in calls.values()]
+    if calls:  # else the answer's own empty list stands: no list built per event on the hold's path
+        answer.tool_calls = [(name, args) for name, args in calls.values()]
     return until(answer)
 
 
