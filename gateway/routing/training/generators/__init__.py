@@ -1,0 +1,1 @@
+"""Prompt generators written for this project: templated requests with varied surface forms."""
