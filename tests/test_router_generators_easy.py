@@ -26,6 +26,15 @@ N = 200
 MAX_DUPLICATE_SHARE = {"smalltalk": 0.30}
 DEFAULT_MAX_DUPLICATE_SHARE = 0.20
 NON_ENGLISH = ("-de", "-fr", "-es", "-it-pt")
+# The easy prompts of issue 15's table are the scorer's regression tests: no generator may produce them.
+REGRESSION_PROMPTS = (
+    "explain why the sky is blue, in one sentence.",
+    "give me a 20-minute work out i can do at home.",
+    "what proof of address do i need to open a uk bank account?",
+    "plan a simple dinner menu for 12/25/2024 for six people.",
+    "how do i build a home library on a budget?",
+    "tell me a riddle for my 6-year-old.",
+)
 
 
 def _key(messages: list[dict[str, str]]) -> str:
@@ -72,6 +81,13 @@ def test_unfilled_template_slots_never_reach_a_prompt() -> None:
             for message in example.messages:
                 text = message["content"]
                 assert "{" not in text and "}" not in text, (source.name, text)
+
+
+def test_no_generator_reproduces_a_regression_prompt() -> None:
+    for source in SOURCES:
+        for example in source.examples(1000, seed=13):
+            text = example.messages[-1]["content"].lower().strip()
+            assert not any(prompt.rstrip(".?") in text for prompt in REGRESSION_PROMPTS), (source.name, text)
 
 
 def test_conversation_shapes_mix_system_prompts_and_follow_ups() -> None:

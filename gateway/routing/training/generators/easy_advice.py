@@ -424,7 +424,7 @@ BRAIN = (
     "What would be a fun name for a wifi network?",
     "Ideas for a surprise for {rel} on our anniversary?",
     "What's a good name for a {colour} {pet} that loves {thing}?",
-    "Suggest a theme for {rel}'s {age}th birthday.",
+    "Suggest a theme for {rel}'s birthday party.",
     "Is it OK to wear white to a {occasion}?",
     "Which is nicer for a {occasion}: {opt1} or {opt2}?",
     "Ideas for a {business} logo?",
@@ -434,7 +434,7 @@ BRAIN = (
     "Suggest a playlist theme for a {occasion}.",
     "What should our {sport} team wear for the tournament?",
 )
-RELS = ("my partner", "my mum", "my best friend", "my grandad", "my coworkers", "my kids", "my sister")
+RELS = ("my partner", "my mum", "my best friend", "my grandad", "my boss", "my son", "my sister")
 THINGS = ("naps", "cheese", "the garden", "cardboard boxes", "music", "snow", "treats", "the beach")
 OPTS = (
     ("pizza", "tacos"),
@@ -507,7 +507,7 @@ def _brainstorm(rng: random.Random) -> Messages:
 
 
 PLANS = (
-    "Plan a simple dinner menu for {date} for {n} people.",
+    "Put together a simple dinner menu for {date}, we'll be {n} people.",
     "Can you put together a menu for a dinner on {date}? {n} guests, one vegetarian.",
     "Make me a packing list for a trip to {dest} on {date}.",
     "Packing list please: {dest}, leaving {date}, {d} nights.",
@@ -616,7 +616,7 @@ DE = (
     "Wie schlafe ich schneller ein?",
     "Wie entkalke ich meinen Wasserkocher?",
     "Tipps für eine kleine Küche mit wenig Stauraum?",
-    "Welche Serie kann ich mit {de_rel} schauen?",
+    "Welche Serie passt für einen Abend mit {de_rel_dat}?",
     "Wie bereite ich {de_dish} ohne Backofen zu?",
     "Was gehört in einen Rucksack für eine Tageswanderung bei {city}?",
     "Wie spare ich Strom im Winter?",
@@ -633,6 +633,7 @@ DE_TASK = (
     "ein Bankkonto zu eröffnen",
     "einen Bibliotheksausweis zu bekommen",
 )
+DE_REL_DAT = ("meiner Mutter", "meiner Kollegin", "meiner Oma", "meinem Bruder", "meinem Freund")
 DE_REL = ("meine Mutter", "meine Kollegin", "meine Oma", "meine Schwester")
 DE_HOBBY = ("gärtnert", "kocht", "wandert", "liest", "Yoga macht", "fotografiert")
 DE_PLANT = ("Basilikum", "eine Monstera", "Tomaten", "eine Orchidee", "Kakteen")
@@ -650,6 +651,7 @@ def _advice_de(rng: random.Random) -> Messages:
         dest=pick(rng, DESTS),
         de_month=pick(rng, DE_MONTH),
         de_rel=pick(rng, DE_REL),
+        de_rel_dat=pick(rng, DE_REL_DAT),
         de_hobby=pick(rng, DE_HOBBY),
         de_plant=pick(rng, DE_PLANT),
         de_colour=pick(rng, DE_COLOUR),

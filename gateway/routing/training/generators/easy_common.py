@@ -61,8 +61,6 @@ _ASIDES = {
         "I'm a student on a tight budget. ",
         "My partner and I were wondering: ",
         "Random question: ",
-        "For a school project: ",
-        "Settle an argument for us: ",
         "I'm {age}, if that matters. ",
         "First time doing this. ",
         "I'm in {city} this week. ",
@@ -73,7 +71,6 @@ _ASIDES = {
         "Ich wohne in {city}. ",
         "Wir sind eine Familie mit {n} Personen. ",
         "Ich bin Anfänger. ",
-        "Für ein Schulprojekt: ",
         "Ich bin {age} Jahre alt. ",
         "Mein Mitbewohner fragt: ",
     ),
@@ -91,12 +88,30 @@ _ASIDES = {
         "Vivo en {city}. ",
         "Somos una familia de {n}. ",
         "Soy estudiante y voy justo de dinero. ",
-        "Para un trabajo del cole: ",
         "Tengo {age} años. ",
         "Pregunta rápida: ",
     ),
     "it": ("Domanda veloce: ", "Per un quiz: ", "Mio figlio mi ha chiesto: ", "Per la scuola: "),
     "pt": ("Pergunta rápida: ", "Para um trabalho da escola: ", "Meu filho perguntou: ", "Para um quiz: "),
+}
+# Context for a writing request: about the text wanted, not about the writer's life.
+_WRITING_ASIDES = {
+    "en": (
+        "It's for work. ",
+        "Keep it light. ",
+        "Nothing too long. ",
+        "It's a bit urgent. ",
+        "English isn't my first language, so please help. ",
+        "I'm terrible at this. ",
+        "Something warm but not cheesy. ",
+    ),
+    "fr": (
+        "C'est pour le travail. ",
+        "Ton léger svp. ",
+        "Pas trop long. ",
+        "C'est un peu urgent. ",
+        "Je ne suis pas doué pour écrire. ",
+    ),
 }
 _ASIDE_CITIES = (
     "Leeds",
@@ -115,11 +130,11 @@ _ASIDE_RELS = ("kid", "mum", "boss", "flatmate", "grandad", "niece")
 T = TypeVar("T")
 
 
-def aside(rng: random.Random, lang: str = "en", rate: float = 0.3) -> str:
-    """A bit of personal context people put before their question ("" most of the time)."""
+def aside(rng: random.Random, lang: str = "en", rate: float = 0.3, writing: bool = False) -> str:
+    """A bit of context people put before their request ("" most of the time)."""
     if rng.random() >= rate:
         return ""
-    return pick(rng, _ASIDES[lang]).format(
+    return pick(rng, (_WRITING_ASIDES if writing else _ASIDES)[lang]).format(
         city=pick(rng, _ASIDE_CITIES),
         n=rng.randint(3, 6),
         age=rng.randint(16, 80),

@@ -459,6 +459,92 @@ FR_PAIRS = (
     "un virus et une bactérie",
     "un lac et un étang",
 )
+# Titles and places as French, Italian and Portuguese speakers name them.
+BOOKS_INTL = (
+    "Frankenstein",
+    "Dracula",
+    "Moby Dick",
+    "Hamlet",
+    "Madame Bovary",
+    "Les Misérables",
+    "Faust",
+    "Pinocchio",
+    "Don Quichotte",
+    "Le Petit Prince",
+    "Harry Potter",
+    "Le Comte de Monte-Cristo",
+    "Candide",
+    "Macbeth",
+)
+PAINTINGS_INTL = ("Guernica", "La Joconde", "Les Tournesols", "Le Cri", "Les Nymphéas", "La Ronde de nuit")
+LANDMARKS_INTL = (
+    "Machu Picchu",
+    "Petra",
+    "Angkor Wat",
+    "Uluru",
+    "Stonehenge",
+    "Chichén Itzá",
+    "l'Alhambra",
+    "le Colisée",
+    "la Sagrada Família",
+    "le Taj Mahal",
+    "la tour Eiffel",
+    "le mont Kilimandjaro",
+)
+IT_LANDMARKS = (
+    "Machu Picchu",
+    "Petra",
+    "Angkor Wat",
+    "Uluru",
+    "Stonehenge",
+    "Chichén Itzá",
+    "l'Alhambra",
+    "la Sagrada Família",
+    "il Taj Mahal",
+    "la Torre Eiffel",
+    "il Partenone",
+    "la Grande Muraglia",
+)
+IT_BOOKS = (
+    "I promessi sposi",
+    "Pinocchio",
+    "Il nome della rosa",
+    "Il Gattopardo",
+    "Frankenstein",
+    "Dracula",
+    "Moby Dick",
+    "Amleto",
+    "Il piccolo principe",
+    "Don Chisciotte",
+)
+IT_PAINTINGS = ("la Gioconda", "Guernica", "la Nascita di Venere", "l'Urlo", "i Girasoli", "la Primavera")
+PT_LANDMARKS = (
+    "Machu Picchu",
+    "Petra",
+    "Angkor Wat",
+    "Uluru",
+    "Stonehenge",
+    "Chichén Itzá",
+    "o Cristo Redentor",
+    "a Torre de Belém",
+    "o Taj Mahal",
+    "a Torre Eiffel",
+    "o Partenon",
+    "a Grande Muralha",
+)
+PT_BOOKS = (
+    "Os Lusíadas",
+    "Dom Casmurro",
+    "Ensaio sobre a Cegueira",
+    "O Alquimista",
+    "Frankenstein",
+    "Drácula",
+    "Moby Dick",
+    "Hamlet",
+    "O Pequeno Príncipe",
+    "Dom Quixote",
+)
+PT_PAINTINGS = ("a Mona Lisa", "Guernica", "Abaporu", "O Grito", "Os Girassóis", "O Nascimento de Vénus")
 FR_IN = ("au Canada", "au Pérou", "en Norvège", "au Kenya", "en Australie", "au Portugal", "en Islande")
 FR_IDIOMS = ("poser un lapin", "avoir le cafard", "coûter les yeux de la tête", "tomber dans les pommes")
 
@@ -466,13 +552,13 @@ FR_IDIOMS = ("poser un lapin", "avoir le cafard", "coûter les yeux de la tête"
 def _factual_fr(rng: random.Random) -> Messages:
     text = pick(rng, FR).format(
         country=pick(rng, FR_COUNTRIES),
-        book=pick(rng, BOOKS),
-        painting=pick(rng, PAINTINGS),
+        book=pick(rng, BOOKS_INTL),
+        painting=pick(rng, PAINTINGS_INTL),
         topic=pick(rng, FR_TOPICS),
         age=rng.randint(5, 12),
         in_country=pick(rng, FR_IN),
         idiom=pick(rng, FR_IDIOMS),
-        landmark=pick(rng, LANDMARKS),
+        landmark=pick(rng, LANDMARKS_INTL),
         why_fr=pick(rng, FR_WHY),
         pair_fr=pick(rng, FR_PAIRS),
         abbr=pick(rng, ("ONU", "SNCF", "UE", "OMS", "TVA")),
@@ -531,21 +617,21 @@ def _factual_it_pt(rng: random.Random) -> Messages:
     if rng.random() < 0.5:
         text = pick(rng, IT).format(
             it_country=pick(rng, IT_COUNTRIES),
-            book=pick(rng, BOOKS),
+            book=pick(rng, IT_BOOKS),
             it_topic=pick(rng, IT_TOPICS),
-            painting=pick(rng, PAINTINGS),
+            painting=pick(rng, IT_PAINTINGS),
             it_in=pick(rng, IT_IN),
-            landmark=pick(rng, LANDMARKS),
+            landmark=pick(rng, IT_LANDMARKS),
             it_sport=pick(rng, ("calcio", "pallavolo", "basket")),
         )
         return chat(rng, noisy(rng, aside(rng, "it") + text, "it"), lang="it")
     text = pick(rng, PT).format(
         pt_country=pick(rng, PT_COUNTRIES),
-        book=pick(rng, BOOKS),
+        book=pick(rng, PT_BOOKS),
         pt_topic=pick(rng, PT_TOPICS),
-        painting=pick(rng, PAINTINGS),
+        painting=pick(rng, PT_PAINTINGS),
         pt_in=pick(rng, PT_IN),
-        landmark=pick(rng, LANDMARKS),
+        landmark=pick(rng, PT_LANDMARKS),
         pt_sport=pick(rng, ("futebol", "vôlei", "basquete")),
     )
     return chat(rng, noisy(rng, aside(rng, "pt") + text, "pt"), lang="pt")

@@ -256,20 +256,20 @@ def _emails(rng: random.Random) -> Messages:
         time=pick(rng, ("12:30", "1 pm", "noon", "12:00")),
         job=pick(rng, JOBS),
     )
-    return chat(rng, noisy(rng, aside(rng, rate=0.2) + text), system_rate=0.25)
+    return chat(rng, noisy(rng, aside(rng, rate=0.2, writing=True) + text), system_rate=0.25)
 
 
 FR = (
     "Écris un message d'anniversaire pour {fr_rel} qui a {age} ans.",
     "Écris un haïku sur {fr_subject}.",
-    "Raconte une petite histoire pour un enfant de {age} ans sur {fr_animal}.",
+    "Raconte une petite histoire pour un enfant de {kid} ans sur {fr_animal}.",
     "Donne-moi une devinette pour enfants.",
     "Écris un mail à mon chef pour demander un jour de congé le {date}.",
     "Écris un tweet sur {fr_subject}.",
     "Rédige une description de produit pour {fr_product}, prix {price} €.",
     "Écris un petit poème pour la fête des mères.",
     "Écris un mot de remerciement pour {fr_rel}.",
-    "Une blague pour un enfant de {age} ans ?",
+    "Une blague pour un enfant de {kid} ans ?",
     "Écris un message de départ pour {name} qui quitte l'équipe.",
     "Écris une carte de vœux pour mes clients.",
     "Écris une légende Instagram pour une photo de {fr_subject}.",
@@ -278,7 +278,7 @@ FR = (
     "Écris une histoire drôle sur {fr_animal} pour la classe.",
     "Écris un message d'excuse à {fr_rel} : je serai en retard de {mins} minutes.",
     "Un slogan pour {fr_product} ?",
-    "Écris une comptine sur {fr_subject} pour des enfants de {age} ans.",
+    "Écris une comptine sur {fr_subject} pour des enfants de {kid} ans.",
     "Écris un SMS pour inviter {name} à dîner samedi.",
 )
 FR_REL = ("ma mère", "mon meilleur ami", "ma collègue", "mon grand-père", "ma sœur", "ma voisine")
@@ -291,6 +291,7 @@ def _writing_fr(rng: random.Random) -> Messages:
     text = pick(rng, FR).format(
         fr_rel=pick(rng, FR_REL),
         age=rng.randint(4, 80),
+        kid=rng.randint(3, 10),
         fr_subject=pick(rng, FR_SUBJECT),
         fr_animal=pick(rng, FR_ANIMAL),
         date=pick(rng, ("vendredi", "12 mai", "3 mars", "15/07/2025")),
@@ -299,7 +300,7 @@ def _writing_fr(rng: random.Random) -> Messages:
         name=pick(rng, NAMES),
         mins=pick(rng, (10, 15, 20, 30)),
     )
-    return chat(rng, noisy(rng, aside(rng, "fr", rate=0.2) + text, "fr"), lang="fr")
+    return chat(rng, noisy(rng, aside(rng, "fr", rate=0.2, writing=True) + text, "fr"), lang="fr")
 
 
 SOURCES: tuple[Source, ...] = (
