@@ -388,7 +388,7 @@ KIND_WORD = {
     "news": ("article", "news story", "text"),
     "email": ("email", "message", "mail"),
     "review": ("review", "product review", "text"),
-    "notes": ("meeting notes", "notes", "minutes"),
+    "notes": ("meeting summary", "set of meeting notes", "write-up"),
     "blog": ("blog post", "travel post", "text"),
 }
 SUMMARISE = (
@@ -437,21 +437,38 @@ TRANSLATE = (
     "Could you put this into {lang}? Keep names and dates as they are.",
 )
 EXTRACT = (
-    "Make a bullet list of the action items in this {w}.",
     "Turn this into a table.",
     "List all the dates mentioned in this {w}.",
     "Extract every price or amount of money mentioned.",
     "Pull out the names of all the people mentioned.",
-    "Turn these {w} into a to-do list.",
-    "Format this as a markdown table with columns: who, what, when.",
     "Which dates and deadlines appear in this {w}? List them.",
-    "Extract the contact details from this {w}.",
-    "Make a checklist from this {w}.",
     "Turn the {w} below into bullet points.",
-    "List the pros and cons mentioned in this {w}.",
-    "Give me a table of the people and what they're responsible for.",
     "Put the main facts of this {w} into a short list.",
+    "Make a list of the places and organisations named in this {w}.",
 )
+# Extraction requests that only make sense for some kinds of text.
+EXTRACT_BY_KIND = {
+    "email": (
+        "Make a bullet list of the action items in this {w}.",
+        "Make a checklist from this {w}.",
+        "Extract the contact details from this {w}.",
+        "What am I being asked to do in this {w}? Bullet points please.",
+    ),
+    "notes": (
+        "Turn this {w} into a to-do list.",
+        "Format this as a markdown table with columns: who, what, when.",
+        "Give me a table of the people and what they're responsible for.",
+        "List only the decisions from this {w}.",
+    ),
+    "review": (
+        "List the pros and cons mentioned in this {w}.",
+        "Turn this {w} into a short table: aspect, opinion.",
+    ),
+    "news": (
+        "Make a timeline of the dates in this {w}, as bullet points.",
+        "Who is quoted in this {w}? List them.",
+    ),
+}
 LANGS = (
     "French",
     "German",
@@ -478,11 +495,17 @@ SYSTEM_EDIT = (
 
 
 def _task(
-    templates: tuple[str, ...], genres: tuple[str, ...] | None = None, garble: bool = False
+    templates: tuple[str, ...],
+    genres: tuple[str, ...] | None = None,
+    garble: bool = False,
+    extra: dict[str, tuple[str, ...]] | None = None,
 ) -> Callable[[random.Random], Messages]:
+    """A source drawing one of the generated texts with an instruction from templates (plus extra[kind])."""
+
     def draw(rng: random.Random) -> Messages:
         kind, text = text_of(rng, pick(rng, genres) if genres else None)
-        instruction = pick(rng, templates).format(
+        choices = templates + extra.get(kind, ()) if extra else templates
+        instruction = pick(rng, choices).format(
             w=pick(rng, KIND_WORD[kind]),
             n=rng.randint(2, 6),
             age=pick(rng, (9, 10, 12, 13, 14)),
@@ -631,7 +654,11 @@ SOURCES: tuple[Source, ...] = (
     make("gen:transform-summarise", "transform", _task(SUMMARISE)),
     make("gen:transform-rewrite", "transform", _task(REWRITE, garble=True)),
     make("gen:transform-translate", "transform", _task(TRANSLATE)),
-    make("gen:transform-extract", "transform", _task(EXTRACT, genres=("email", "notes", "news", "review"))),
+    make(
+        "gen:transform-extract",
+        "transform",
+        _task(EXTRACT, genres=("email", "notes", "news", "review"), extra=EXTRACT_BY_KIND),
+    ),
     make("gen:transform-de", "transform", _transform_de),
     make("gen:transform-es", "transform", _transform_es),
 )
