@@ -524,6 +524,11 @@ PLANS = (
     "Suggest a menu for a {occasion} on {date}.",
     "Plan a day at the beach with toddlers, we leave at {time}.",
     "Ideas for a schedule for my day off on {date}: I want to relax, read and see friends.",
+    "Make this look like a nice daily schedule: wake up {time}, school run 8:15, work 9 to 5, dinner at 7.",
+    "Write out a simple weekly timetable for my kids' summer holiday: mornings outside, afternoons reading.",
+    "Tidy agenda for {date}, please: coffee at {time}, team photo at 11, lunch at 12:30, talks after.",
+    "Suggest a calm evening routine before bed, I usually go to sleep around 11 pm.",
+    "Plan a simple study routine for the week before my exam on {date}, nothing fancy.",
 )
 
 
