@@ -360,7 +360,7 @@ RECS = (
     "Any good documentaries about {hobby}?",
     "I need a last-minute gift for {rel}, ideas?",
     "Recommend a few albums for a quiet evening.",
-    "Which {genre} novels are good for a teenager?",
+    "Which {genre} books are good for a teenager?",
     "What are some fun apps for learning {lang}?",
 )
 RBOOKS = (

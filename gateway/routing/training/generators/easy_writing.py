@@ -213,7 +213,10 @@ CREATIVE = (
 
 def _creative(rng: random.Random) -> Messages:
     text = pick(rng, CREATIVE).format(
-        subject=pick(rng, SUBJECTS), age=rng.randint(3, 11), animal=pick(rng, ANIMALS), name=pick(rng, NAMES)
+        subject=pick(rng, SUBJECTS),
+        age=pick(rng, (3, 4, 5, 6, 7, 9, 10, 12)),
+        animal=pick(rng, ANIMALS),
+        name=pick(rng, NAMES),
     )
     if rng.random() < 0.15:
         follow = pick(
