@@ -30,6 +30,7 @@ from gateway.limits.limiter import Limiter
 from gateway.limits.store import build_store
 from gateway.proxy.handler import ProxyHandler
 from gateway.routing.health import probe_forever
+from gateway.routing.scorer import ModelError, scorer_for
 from gateway.routing.state import BackendPool, SharedCount
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.logs import configure_logging
@@ -58,6 +59,10 @@ def create_app(
     multiprocess_dir: str | None = None,
 ) -> GatewayApp:
     """Build the gateway. Raises ConfigError when the auth material named in ``settings`` is unusable."""
+    try:  # before any client is made: a bad model stops start-up with nothing to clean up
+        scorer = scorer_for(settings.routing.scorer)
+    except ModelError as exc:
+        raise ConfigError(f"routing.scorer.model: {exc}") from None
     registry = registry or CollectorRegistry()
     metrics = Metrics(
         registry,
@@ -111,7 +116,7 @@ def create_app(
         pool=pool,
         limiter=limiter,
         store=store,
-        proxy=ProxyHandler(settings, upstream, pool),
+        proxy=ProxyHandler(settings, upstream, pool, scorer=scorer),
         metrics=metrics,
         started_at=int(time.time()),
         exposition=_exposition(registry, backend_collector, multiprocess_dir),

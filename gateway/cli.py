@@ -1,4 +1,4 @@
-"""The ``gateway`` command: serve, demo, simulate, keys, check-config."""
+"""The ``gateway`` command: serve, demo, simulate, keys, route, router, check-config."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp
 
 from gateway.auth.keys import KeyFile, KeyRecord, digest, generate_key
+from gateway.commands import router as router_commands
 from gateway.config import ConfigError, Settings, load_settings
 from gateway.limits.settings import LimitSettings
 from gateway.server import bind, run, serve
@@ -91,6 +92,12 @@ def _parser() -> argparse.ArgumentParser:
                 "--no-route-override", action="store_true", help="forbid x-gateway-route and aliases"
             )
             p.add_argument(
+                "--route-threshold",
+                type=float,
+                help="its routing.scorer threshold: higher keeps more on diffusion (speed), lower sends "
+                "more to the autoregressive backend (quality)",
+            )
+            p.add_argument(
                 "--pacing",
                 action=argparse.BooleanOptionalAction,
                 help="pace its diffusion streams (default: its tier's, then pacing.enabled)",
@@ -115,7 +122,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--header", action="append", default=[], metavar="NAME:VALUE", help="e.g. x-gateway-route:fast"
     )
+    p.add_argument(
+        "--api",
+        choices=["chat", "completions", "responses", "messages"],
+        help="the API the body is for (default: anthropic-version header -> messages, else from its fields)",
+    )
     p.set_defaults(func=_route)
+
+    router_commands.add_parser(sub)
 
     p = sub.add_parser("check-config", help="validate a configuration and print it, secrets masked")
     p.add_argument("--config", type=Path)
@@ -199,19 +213,29 @@ def _route(args: argparse.Namespace) -> int:
     from gateway.auth.principal import Principal
     from gateway.errors import GatewayError
     from gateway.proxy.body import parse_request
-    from gateway.proxy.dialects import guess_endpoint
-    from gateway.proxy.handler import describe, plan_route
+    from gateway.proxy.handler import EXPLAIN_FEATURES, describe, dry_run_endpoint, plan_route
+    from gateway.routing.scorer import ModelError, scorer_for
     from gateway.routing.state import BackendPool
 
     settings = load_settings(args.config)
     body = sys.stdin.buffer.read() if str(args.file) == "-" else args.file.read_bytes()
     headers = Headers({k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in args.header)})
-    endpoint = guess_endpoint(body)
     try:
+        scorer = scorer_for(settings.routing.scorer)
+    except ModelError as exc:
+        raise ConfigError(f"routing.scorer.model: {exc}") from None
+    try:
+        endpoint = dry_run_endpoint(body, args.api, headers)
         parsed = parse_request(body, endpoint, max_n=settings.server.max_n, max_output_tokens=None)
         views = BackendPool(settings.backends, settings.routing.breaker).views()
         decision, steps = plan_route(
-            settings, views, parsed, headers, Principal(name="cli", kind="anonymous")
+            settings,
+            views,
+            parsed,
+            headers,
+            Principal(name="cli", kind="anonymous"),
+            scorer,
+            explain=EXPLAIN_FEATURES,
         )
     except GatewayError as exc:
         print(exc.body().decode(), file=sys.stderr)
@@ -364,6 +388,7 @@ def _keys_create(args: argparse.Namespace) -> int:
         speed_tier=args.speed_tier,
         route_override=False if args.no_route_override else None,
         pacing=args.pacing,
+        route_threshold=args.route_threshold,
         thinking=args.thinking,
         strip_reasoning=True if args.strip_reasoning else None,
         limits=_limits(args),

@@ -220,6 +220,9 @@ class TierPolicy(_Section):
     strip_reasoning: bool = False
     # Stream pacing for its diffusion streams (None: the pacing: section's default).
     pacing: bool | None = None
+    # Its difficulty threshold (routing.scorer): e.g. 0.8 for a bot that wants speed, 0.3 for users who
+    # want quality; None: routing.scorer.threshold, else the model's.
+    route_threshold: float | None = Field(None, gt=0, lt=1)
 
 
 class AuthSettings(_Section):

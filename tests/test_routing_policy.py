@@ -91,27 +91,12 @@ CASES: list[tuple[str, dict[str, Any], str, set[str]]] = [
     ),
     ("code block", user("Why does this fail?\n```python\nprint(x)\n```"), "autoregressive", {"hard:code"}),
     (
-        "write a function",
-        user("Write a function that merges two sorted lists"),
-        "autoregressive",
-        {"hard:code"},
-    ),
-    ("refactor", user("Please refactor my Rust parser for speed"), "autoregressive", {"hard:code"}),
-    (
         "stack trace",
         user("Traceback (most recent call last):\n  File \"a.py\"\nKeyError: 'x'"),
         "autoregressive",
         {"hard:code"},
     ),
     ("signature", user("what does def merge(a, b): return a do"), "autoregressive", {"hard:code"}),
-    ("proof", user("Prove that the square root of 2 is irrational."), "autoregressive", {"hard:math"}),
-    ("latex", user("Compute \\int_0^1 x^2 dx"), "autoregressive", {"hard:math"}),
-    (
-        "multi-step",
-        user("Think step by step: which train arrives first?"),
-        "autoregressive",
-        {"hard:reasoning"},
-    ),
     (
         "thinking on",
         {**user("hi"), "chat_template_kwargs": {"enable_thinking": True}},

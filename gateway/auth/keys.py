@@ -53,6 +53,7 @@ class KeyRecord(BaseModel):
     thinking_override: bool | None = None
     strip_reasoning: bool | None = None
     pacing: bool | None = None
+    route_threshold: float | None = Field(None, gt=0, lt=1)  # routing.scorer threshold for this key
     tier: str | None = None
     limits: LimitSettings | None = None
     revoked: bool = False

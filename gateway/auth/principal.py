@@ -30,6 +30,9 @@ class Principal:
     strip_reasoning: bool = False
     # Stream pacing (issue 8): None leaves it to the pacing: section's default.
     pacing: bool | None = None
+    # Its own difficulty threshold (routing.scorer): lower for users who want quality, higher for bots
+    # that want speed; None leaves routing.scorer.threshold (or the model's) in force.
+    route_threshold: float | None = None
     # The auth tier it belongs to (auth.tiers), if any.
     tier: str | None = None
     # Its own limits (key record over tier); the limits: section fills in the rest.

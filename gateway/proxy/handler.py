@@ -32,6 +32,7 @@ from gateway.proxy.pacing import PACING_HEADER, Schedule, pacing_budget
 from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
 from gateway.proxy.thinking import apply_thinking
 from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
+from gateway.routing.scorer import ScorerModel
 from gateway.routing.state import BackendPool
 from gateway.telemetry.record import DiffusionRun, RequestRecord
 from gateway.upstream import UpstreamClient
@@ -42,6 +43,8 @@ BACKEND_HEADER = "x-gateway-backend"
 ROUTE_HEADER = "x-gateway-route"
 FALLBACK_HEADER = "x-gateway-fallback"
 SPEED_HEADER = "x-gateway-speed"
+# How many of the features that pushed the difficulty score most a dry run lists.
+EXPLAIN_FEATURES = 5
 
 
 class ProxyHandler:
@@ -51,6 +54,7 @@ class ProxyHandler:
         upstream: UpstreamClient,
         pool: BackendPool,
         *,
+        scorer: ScorerModel | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._settings = settings
@@ -58,22 +62,37 @@ class ProxyHandler:
         self._backends = {b.name: b for b in settings.backends}
         self._upstream = upstream
         self._pool = pool
+        self._scorer = scorer
         self._clock = clock
 
     # ---- the decision, shared with POST /v1/gateway/route and `gateway route` ----------------------------
 
     def plan(
-        self, parsed: ProxiedRequest, headers: Headers, principal: Principal
+        self, parsed: ProxiedRequest, headers: Headers, principal: Principal, *, explain: int = 0
     ) -> tuple[Decision, int | None]:
-        return plan_route(self._settings, self._pool.views(), parsed, headers, principal)
+        return plan_route(
+            self._settings, self._pool.views(), parsed, headers, principal, self._scorer, explain=explain
+        )
+
+    def _parse(self, body: bytes, endpoint: Endpoint, principal: Principal) -> ProxiedRequest:
+        """The body as the proxy loop and the dry run both see it, thinking policy applied."""
+        server = self._settings.server
+        parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
+        if endpoint in ("chat", "responses"):  # vLLM reads chat_template_kwargs on both
+            apply_thinking(parsed.payload, principal, endpoint)  # before routing: thinking on routes as hard
+        return parsed
 
     async def explain(self, request: Request, principal: Principal) -> dict[str, object]:
-        """What ``handle`` would do with this body, as JSON: POST /v1/gateway/route."""
-        server = self._settings.server
-        body = await read_body(request, server.max_body_bytes)
-        endpoint = guess_endpoint(body)
-        parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
-        decision, steps = self.plan(parsed, request.headers, principal)
+        """What ``handle`` would do with this body, as JSON: POST /v1/gateway/route.
+
+        The dialect is the ``api`` query parameter's, else the Messages API when the client sends
+        ``anthropic-version`` (Anthropic's SDKs always do), else guessed from the body's fields; the
+        body then goes through the same parsing, thinking policy and decision as a live request.
+        """
+        body = await read_body(request, self._settings.server.max_body_bytes)
+        endpoint = dry_run_endpoint(body, request.query_params.get("api"), request.headers)
+        parsed = self._parse(body, endpoint, principal)
+        decision, steps = self.plan(parsed, request.headers, principal, explain=EXPLAIN_FEATURES)
         return describe(decision, steps, self._backends)
 
     # ---- the proxy loop ---------------------------------------------------------------------------------
@@ -83,10 +102,8 @@ class ProxyHandler:
     ) -> Response:
         server = self._settings.server
         body = await read_body(request, server.max_body_bytes)
-        parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
+        parsed = self._parse(body, endpoint, principal)
         record.stream = parsed.stream
-        if endpoint in ("chat", "responses"):  # vLLM reads chat_template_kwargs on both
-            apply_thinking(parsed.payload, principal, endpoint)  # before routing: thinking on routes as hard
         telemetry = self._settings.telemetry
         if telemetry.log_content:
             view = parsed.view
@@ -95,6 +112,8 @@ class ProxyHandler:
             record.content_limit = telemetry.log_content_max_chars
         decision, steps = self.plan(parsed, request.headers, principal)
         record.route_reasons = decision.reasons
+        record.route_score = decision.score
+        record.routed_to = decision.candidates[0]
         # Pacing and reasoning stripping know the chat and completions wire formats only.
         openai = endpoint in ("chat", "completions")
         pacing = (
@@ -295,10 +314,14 @@ def plan_route(
     parsed: ProxiedRequest,
     headers: Headers,
     principal: Principal,
+    scorer: ScorerModel | None,
+    *,
+    explain: int = 0,
 ) -> tuple[Decision, int | None]:
     """The routing decision for a parsed request, and the diffusion step cap of its speed tier."""
     policy = settings.routing
-    features = extract_features(parsed.view, parsed.endpoint)
+    features = extract_features(parsed.view, parsed.endpoint, scorer, explain=explain)
+    threshold = principal.route_threshold or policy.scorer.threshold or (scorer.threshold if scorer else 0.5)
     decision = decide(
         RouteInput(
             model=parsed.model,
@@ -307,6 +330,7 @@ def plan_route(
             header_route=headers.get(ROUTE_HEADER),
             allowed_backends=principal.backends,
             may_override=principal.may_override,
+            threshold=threshold,
         ),
         views,
         policy,
@@ -330,7 +354,7 @@ def plan_route(
 def describe(
     decision: Decision, steps: int | None, backends: dict[str, BackendSettings]
 ) -> dict[str, object]:
-    return {
+    out: dict[str, object] = {
         "backend": decision.candidates[0],
         "model": backends[decision.candidates[0]].model,
         "candidates": list(decision.candidates),
@@ -339,3 +363,24 @@ def describe(
         "queue": decision.queue,
         "diffusion_max_steps": steps,
     }
+    difficulty = decision.difficulty
+    if difficulty is not None:
+        out["difficulty"] = {
+            "score": round(difficulty.score, 3),
+            "threshold": decision.threshold,
+            "from": difficulty.part,  # the newest turn, or the context (system prompt, earlier turns)
+            "top_features": [c.as_dict() for c in difficulty.top],
+        }
+    return out
+
+
+def dry_run_endpoint(body: bytes, api: str | None, headers: Headers) -> Endpoint:
+    """The dialect a dry-run body is read in (see ProxyHandler.explain)."""
+    if api is not None:
+        if api not in PATHS:
+            known = ", ".join(sorted(PATHS))
+            raise InvalidRequest(f"Unknown api `{api[:50]}` (one of: {known}).", param="api")
+        return api  # narrowed to an Endpoint by the check above
+    if "anthropic-version" in headers:
+        return "messages"
+    return guess_endpoint(body)

@@ -6,15 +6,17 @@ Order of precedence:
    name) or an alias. An explicit choice is honoured as given, with no fallback to another backend;
    only a request that could crash the diffusion engine (images, logprobs) is refused there with a 400;
 2. operator rules from the configuration, first match wins;
-3. the default policy: diffusion-incompatible, tool-heavy and hard requests go to the autoregressive
-   backend, everything else to the diffusion backend.
+3. the default policy: diffusion-incompatible and tool-heavy requests, code, thinking, and requests the
+   difficulty scorer finds hard (score at or above the threshold) go to the autoregressive backend,
+   everything else to the diffusion backend.
 
 Then the candidates are ordered by availability (circuit breaker, health) and load (spill-over).
 
 Reason codes (``x-gateway-route``): ``explicit:header``, ``explicit:model``, ``explicit:alias``,
 ``rule:<name>``, ``incompatible:<what>``, ``tool-heavy:tools``, ``tool-heavy:tool_choice``,
-``tool-heavy:agent-loop``, ``hard:code``, ``hard:math``, ``hard:reasoning``, ``hard:thinking``,
-``default``, ``adapted:temperature``, ``unserved:<backend>`` (it does not serve the request's API, e.g.
+``tool-heavy:agent-loop``, ``hard:code`` (code in the text), ``hard:thinking``, ``hard:score=0.91``
+(the difficulty scorer, at or above the threshold), ``default:score=0.12`` (below it; ``default`` when the
+scorer is off), ``adapted:temperature``, ``unserved:<backend>`` (it does not serve the request's API, e.g.
 ``/v1/messages``), ``unavailable:<backend>``, ``spillover``, ``queued``.
 """
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied
 from gateway.routing.features import CRASHING, RequestFeatures
+from gateway.routing.scorer import Difficulty
 from gateway.routing.settings import RoutingSettings, Rule
 
 __all__ = ["AUTO", "BackendView", "Decision", "RouteInput", "decide"]
@@ -56,6 +59,9 @@ class RouteInput:
     # Backend names this principal may use (None: all) and whether it may choose one explicitly.
     allowed_backends: frozenset[str] | None = None
     may_override: bool = True
+    # Difficulty scores at or above it are hard: the principal's own, else routing.scorer.threshold, else
+    # the model's (resolved by the caller).
+    threshold: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +70,12 @@ class Decision:
     reasons: tuple[str, ...]
     drop_temperature: bool = False
     queue: bool = False  # wait for a slot on the first candidate instead of spilling over
+    difficulty: Difficulty | None = None  # the scorer's verdict, when it ran
+    threshold: float | None = None  # the threshold it was held against
+
+    @property
+    def score(self) -> float | None:
+        return None if self.difficulty is None else self.difficulty.score
 
 
 def decide(request: RouteInput, backends: Sequence[BackendView], policy: RoutingSettings) -> Decision:
@@ -89,7 +101,13 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
             drop = request.features.temperature_unsupported and policy.temperature == "adapt"
             if drop:
                 reasons.append("adapted:temperature")
-        return Decision(candidates=(backend.name,), reasons=tuple(reasons), drop_temperature=drop)
+        return Decision(
+            candidates=(backend.name,),
+            reasons=tuple(reasons),
+            drop_temperature=drop,
+            difficulty=request.features.difficulty,
+            threshold=request.threshold,
+        )
 
     target, reasons, may_fall_to_diffusion = _by_policy(request, backends, policy)
     order = [b for b in backends if b.name == target] + [b for b in backends if b.name != target]
@@ -134,6 +152,8 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
         reasons=tuple(reasons),
         drop_temperature=drop,
         queue=queue,
+        difficulty=request.features.difficulty,
+        threshold=request.threshold,
     )
 
 
@@ -228,29 +248,32 @@ def _by_policy(
         reasons.append("tool-heavy:tool_choice")
     if f.agent_loop:
         reasons.append("tool-heavy:agent-loop")
-    for flag, code in (
-        (f.code, "hard:code"),
-        (f.math, "hard:math"),
-        (f.reasoning, "hard:reasoning"),
-        (f.thinking, "hard:thinking"),
-    ):
-        if flag:
-            reasons.append(code)
+    if f.code:
+        reasons.append("hard:code")
+    if f.thinking:
+        reasons.append("hard:thinking")
+    score = f.difficulty.score if f.difficulty is not None else None
+    if score is not None and score >= request.threshold:
+        reasons.append(f"hard:score={score:.2f}")
     if reasons and autoregressive is not None:
         return autoregressive, reasons, not incompatible and policy.fallback_to_diffusion
     target = diffusion or autoregressive or backends[0].name
-    return target, reasons or ["default"], True
+    if not reasons:
+        reasons = ["default"] if score is None else [f"default:score={score:.2f}"]
+    return target, reasons, True
 
 
 def _matches(rule: Rule, request: RouteInput) -> bool:
     w, f = rule.when, request.features
+    score = f.difficulty.score if f.difficulty is not None else None
     checks = (
         w.principals is None or request.principal in w.principals,
         w.endpoint is None or w.endpoint == f.endpoint,
         w.has_tools is None or w.has_tools == f.has_tools,
         w.code is None or w.code == f.code,
-        w.math is None or w.math == f.math,
-        w.reasoning is None or w.reasoning == f.reasoning,
+        w.hard is None or w.hard == (score is not None and score >= request.threshold),
+        w.min_score is None or (score is not None and score >= w.min_score),
+        w.max_score is None or (score is not None and score <= w.max_score),
         w.thinking is None or w.thinking == f.thinking,
         w.min_messages is None or f.messages >= w.min_messages,
         w.max_messages is None or f.messages <= w.max_messages,

@@ -1,7 +1,10 @@
 """What the routing policy looks at in a request, read once, without I/O.
 
-Only the newest user turn is scanned with regular expressions (bounded to ``_SCAN_CHARS``); the history is
-checked with cheap substring tests, so a long multi-turn conversation costs little more than a short one.
+Structural facts (tools, an agent loop, fields the diffusion backend rejects, code in the text) are read
+here; how hard the request is comes from the difficulty scorer (``gateway.routing.scorer``), which reads
+the newest user turn and, below it, the system prompt and the previous user turns. Only the newest turn
+is scanned with the code patterns (bounded to ``_SCAN_CHARS``); the history is checked with cheap
+substring tests, so a long conversation costs little more than a short one.
 """
 
 from __future__ import annotations
@@ -10,7 +13,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CRASHING", "INCOMPATIBLE_PARAMS", "RequestFeatures", "extract_features"]
+from gateway.routing.scorer import Difficulty, ScorerModel
+
+__all__ = [
+    "CRASHING",
+    "INCOMPATIBLE_PARAMS",
+    "Conversation",
+    "RequestFeatures",
+    "conversation",
+    "extract_features",
+    "tool_choice_forced",
+]
 
 # Sampling parameters the diffusion backend answers with a 400 (backends.md).
 INCOMPATIBLE_PARAMS = ("seed", "min_p", "min_tokens", "logit_bias", "bad_words", "allowed_token_ids")
@@ -42,7 +55,7 @@ _CODE = re.compile(
         r"public (?:static )?\w+ \w+\s*\(",
         r"const \w+\s*=\s*\(",
         r"import \w+",
-        r"SELECT\b.+\bFROM\b",
+        r"SELECT\b[^;]{1,300}?\bFROM\b",  # bounded: "SELECT a SELECT a ..." was quadratic (issue 15)
         r"at [\w.$]+\([\w.]+:\d+\)",
         r"error\[E\d{4}\]",
         r"Segmentation fault",
@@ -50,59 +63,6 @@ _CODE = re.compile(
         r"ValueError:",
         r"NullPointerException",
     )
-)
-_CODE_VERBS = re.compile(
-    r"\b(?:write|implement|debug|refactor|fix|optimi[sz]e|port|rewrite|review|code up|give me|generate"
-    r"|create|build|make)\b"
-    r"(?:\W+\w+){0,6}?\W+"
-    r"(?:function|method|class|script|program|code|bug|api|endpoint|query|sql|regex|regexp|algorithm|module"
-    r"|unit tests?|python|javascript|typescript|rust|golang|java|c\+\+|bash|shell|dockerfile|makefile"
-    r"|kubernetes|yaml|json schema|compiler|parser|library)\b",
-)
-# Strong maths signals: notation or words that rarely appear outside mathematics. Every top-level
-# alternative starts with a literal character (see _words), the arithmetic pattern apart.
-_MATH = re.compile(
-    r"\\(?:frac|int|sum|sqrt|lim|begin\{(?:align|equation)|mathbb)|\$\$|≤|≥|≠|∘|π|∑|∏|√|∞"
-    r"|\^(?<=[\w)]\^)\(?\w|_(?<=\b[a-z]_)\(?[\dnkij]|"
-    + _words(
-        r"prove\b",
-        r"proof\b",
-        r"theorem\b",
-        r"lemma\b",
-        r"corollary\b",
-        r"derivative\b",
-        r"integral\b",
-        r"differentiate\b",
-        r"eigen\w*\b",
-        r"polynomials?\b",
-        r"solve for\b",
-        r"equations?\b",
-        r"inequalit(?:y|ies)\b",
-        r"probability that\b",
-        r"modulo\b",
-        r"prime factor\w*\b",
-        r"combinatori\w*\b",
-        r"factori[sz]e\b",
-        r"coefficients?\b",
-        r"perfect squares?\b",
-        r"closed[- ]form\b",
-        r"recurrence\b",
-        r"sqrt\(",
-        r"mod \d",
-    )
-)
-_ARITHMETIC = re.compile(r"\b\d+\s*[*/]\s*\d+\s*[-+*/=]")
-# Weak maths signals: words common in maths problems but also in everyday questions; two different ones
-# are needed.
-_MATH_WORDS = re.compile(
-    r"\b(?:integers?|real numbers?|positive numbers?|divisible|divides|remainder|digits?|primes?"
-    r"|subsets?|permutations?|sequences?|minimum value|maximum value|smallest value|largest value"
-    r"|how many ways|number of ways|in how many|arrangements?|triangles?|polygons?|sum of|product of)\b",
-)
-_REASONING = re.compile(
-    r"\b(?:step[- ]by[- ]step|think (?:carefully|hard|it through)|reason (?:through|about)|multi-step"
-    r"|work out|figure out why|explain why|walk me through|derive|puzzle|riddle|logic problem"
-    r"|trade-?offs? between|pros and cons of .+ versus)\b",
 )
 
 
@@ -114,9 +74,7 @@ class RequestFeatures:
     # A tool call or result since the newest user turn: the model is in the middle of a tool exchange.
     # An exchange that ended (a user spoke since) leaves a chit-chat turn free to go to diffusion.
     agent_loop: bool = False
-    code: bool = False
-    math: bool = False
-    reasoning: bool = False
+    code: bool = False  # code in the text itself: a fence, a signature, a stack trace
     thinking: bool = False  # chat_template_kwargs.enable_thinking or reasoning_effort
     structured_output: bool = False
     image: bool = False
@@ -125,6 +83,8 @@ class RequestFeatures:
     temperature: float | None = None
     messages: int = 0
     prompt_chars: int = 0
+    # The difficulty scorer's verdict (None when routing.scorer is off).
+    difficulty: Difficulty | None = None
 
     @property
     def incompatible(self) -> tuple[str, ...]:
@@ -163,45 +123,74 @@ def _text(content: Any) -> tuple[str, bool]:
     return "\n".join(parts), image
 
 
-def extract_features(payload: dict[str, Any], endpoint: str) -> RequestFeatures:
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """The texts the scorer reads: the newest user turn, and what came before it that matters."""
+
+    newest: str
+    # System prompts, then the previous user turns (at most CONTEXT_TURNS, newest last): where a task
+    # stated once ("you are a maths olympiad coach", "prove that ...") keeps a follow-up hard.
+    context: str
+    agent_loop: bool = False
+    image: bool = False
+    history_code: bool = False
+    prompt_chars: int = 0
+    messages: int = 0
+
+
+CONTEXT_TURNS = 2
+
+
+def conversation(payload: dict[str, Any]) -> Conversation:
+    """The conversation of a chat-shaped request (``messages``), or of a completions ``prompt``."""
+    messages = payload.get("messages")
+    if not isinstance(messages, list):
+        prompt = payload.get("prompt")
+        text = prompt if isinstance(prompt, str) else " ".join(str(p) for p in prompt or ())
+        return Conversation(newest=text, context="", prompt_chars=len(text))
+    agent_loop = image = history_code = False
+    system: list[str] = []
+    users: list[str] = []
+    prompt_chars = 0
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role in ("tool", "function") or message.get("tool_calls"):
+            agent_loop = True
+        elif role == "user":
+            agent_loop = False
+        text, has_image = _text(message.get("content"))
+        image = image or has_image
+        prompt_chars += len(text)
+        if role == "user":
+            users.append(text)
+        elif role in ("system", "developer"):
+            system.append(text)
+        elif "```" in text:
+            history_code = True
+    newest = users[-1] if users else ""
+    earlier = users[-1 - CONTEXT_TURNS : -1]
+    return Conversation(
+        newest=newest,
+        context="\n".join(t for t in (*system, *earlier) if t),
+        agent_loop=agent_loop,
+        image=image,
+        history_code=history_code,
+        prompt_chars=prompt_chars,
+        messages=len(messages),
+    )
+
+
+def extract_features(
+    payload: dict[str, Any], endpoint: str, scorer: ScorerModel | None = None, *, explain: int = 0
+) -> RequestFeatures:
+    """What the policy reads in a request; ``scorer`` (the loaded model) adds its difficulty score."""
     tools = payload.get("tools")
     has_tools = isinstance(tools, list) and len(tools) > 0
     choice = payload.get("tool_choice")
-    forced = choice == "required" or (isinstance(choice, dict) and choice.get("type") == "function")
-
-    agent_loop = False
-    image = False
-    history_code = False
-    last_user = ""
-    prompt_chars = 0
-    messages = payload.get("messages")
-    count = 0
-    if isinstance(messages, list):
-        count = len(messages)
-        for message in messages:
-            if not isinstance(message, dict):
-                continue
-            role = message.get("role")
-            if role in ("tool", "function") or message.get("tool_calls"):
-                agent_loop = True
-            elif role == "user":
-                agent_loop = False
-            text, has_image = _text(message.get("content"))
-            image = image or has_image
-            prompt_chars += len(text)
-            if role == "user":
-                last_user = text
-            elif "```" in text:
-                history_code = True
-    else:
-        prompt = payload.get("prompt")
-        last_user = prompt if isinstance(prompt, str) else " ".join(str(p) for p in prompt or ())
-        prompt_chars = len(last_user)
-
-    scan = last_user[:_SCAN_CHARS]
-    # The case-insensitive patterns run on a lowercased copy: re.IGNORECASE made each several times
-    # slower (py-spy showed feature extraction at ~9 % of the gateway's CPU under load).
-    lowered = scan.lower()
+    talk = conversation(payload)
+    scan = talk.newest[:_SCAN_CHARS]
     kwargs = payload.get("chat_template_kwargs")
     effort = payload.get("reasoning_effort")
     # An explicit enable_thinking wins over a reasoning effort, as in vLLM's chat template arguments.
@@ -221,20 +210,23 @@ def extract_features(payload: dict[str, Any], endpoint: str) -> RequestFeatures:
     return RequestFeatures(
         endpoint=endpoint,
         has_tools=has_tools,
-        tool_choice_forced=forced,
-        agent_loop=agent_loop,
-        code=history_code or bool(_CODE.search(scan) or _CODE_VERBS.search(lowered)),
-        math=bool(_MATH.search(lowered) or _ARITHMETIC.search(lowered))
-        or len(set(_MATH_WORDS.findall(lowered))) >= 2,
-        reasoning=bool(_REASONING.search(lowered)),
+        tool_choice_forced=tool_choice_forced(choice),
+        agent_loop=talk.agent_loop,
+        code=talk.history_code or bool(_CODE.search(scan)),
         thinking=thinking,
         structured_output=structured,
-        image=image,
+        image=talk.image,
         logprobs=bool(payload.get("logprobs")) or payload.get("top_logprobs") is not None,
         sampling=tuple(k for k in INCOMPATIBLE_PARAMS if payload.get(k) is not None),
         temperature=float(temperature)
         if isinstance(temperature, int | float) and not isinstance(temperature, bool)
         else None,
-        messages=count,
-        prompt_chars=prompt_chars,
+        messages=talk.messages,
+        prompt_chars=talk.prompt_chars,
+        difficulty=None if scorer is None else scorer.score(talk.newest, talk.context, explain=explain),
     )
+
+
+def tool_choice_forced(choice: Any) -> bool:
+    """``tool_choice`` obliges the model to call a tool: "required", or one function named."""
+    return choice == "required" or (isinstance(choice, dict) and choice.get("type") == "function")

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from gateway.routing.features import tool_choice_forced
 from gateway.routing.settings import QualitySettings
 
 __all__ = ["TEMPLATE_MARKUP", "Answer", "check_answer"]
@@ -49,7 +50,12 @@ def check_answer(answer: Answer, payload: dict[str, Any], settings: QualitySetti
         return "markup"
     if settings.tool_json and answer.finished and (bad := _bad_tool_call(answer, payload)) is not None:
         return bad
-    if settings.tool_required and answer.finished and _forced(payload) and not answer.tool_calls:
+    if (
+        settings.tool_required
+        and answer.finished
+        and tool_choice_forced(payload.get("tool_choice"))
+        and not answer.tool_calls
+    ):
         return "tool_required"
     if settings.empty and answer.finished and not answer.content.strip() and not answer.tool_calls:
         return "empty"
@@ -60,11 +66,6 @@ def check_answer(answer: Answer, payload: dict[str, Any], settings: QualitySetti
 
 def _has_markup(answer: Answer) -> bool:
     return any(m in answer.content or m in answer.reasoning for m in TEMPLATE_MARKUP)
-
-
-def _forced(payload: dict[str, Any]) -> bool:
-    choice = payload.get("tool_choice")
-    return choice == "required" or (isinstance(choice, dict) and choice.get("type") == "function")
 
 
 def _schemas(payload: dict[str, Any]) -> dict[str, Any]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "BreakerSettings",
@@ -12,6 +12,7 @@ __all__ = [
     "RoutingSettings",
     "Rule",
     "RuleConditions",
+    "ScorerSettings",
     "SpilloverSettings",
 ]
 
@@ -27,13 +28,28 @@ class RuleConditions(_Section):
     endpoint: Literal["chat", "completions", "responses", "messages"] | None = None
     has_tools: bool | None = None
     code: bool | None = None
-    math: bool | None = None
-    reasoning: bool | None = None
+    # The difficulty scorer's verdict: hard (score at or above the threshold in force) or not, and
+    # bounds on the score itself.
+    hard: bool | None = None
+    min_score: float | None = Field(None, ge=0, le=1)
+    max_score: float | None = Field(None, ge=0, le=1)
     thinking: bool | None = None
     min_messages: int | None = Field(None, ge=0)
     max_messages: int | None = Field(None, ge=0)
     min_prompt_chars: int | None = Field(None, ge=0)
     max_prompt_chars: int | None = Field(None, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for old in ("math", "reasoning"):
+                if old in data:
+                    raise ValueError(
+                        f"`{old}` was removed: the difficulty scorer replaced the maths and reasoning "
+                        "keywords; use `hard: true` or `min_score`/`max_score` (README, Routing)"
+                    )
+        return data
 
 
 class Rule(_Section):
@@ -65,6 +81,18 @@ class QualitySettings(_Section):
     repetition: bool = True  # degenerate repetition
 
 
+class ScorerSettings(_Section):
+    """The difficulty scorer (gateway/routing/scorer.py): hard requests go to the autoregressive backend."""
+
+    enabled: bool = True
+    # "default" is the model shipped in the package; otherwise the path of a file that
+    # `gateway router train` wrote. Loaded at start-up: a missing or corrupt file stops the gateway.
+    model: str = "default"
+    # Scores at or above it are hard. None: the threshold the model was trained with (its model card).
+    # A key or tier may set its own (route_threshold).
+    threshold: float | None = Field(None, gt=0, lt=1)
+
+
 class RoutingSettings(_Section):
     # Model names that choose a backend by name, e.g. {fast: diffusion, quality: autoregressive}; when
     # empty, "fast" and "quality" name the first diffusion and the first autoregressive backend.
@@ -81,5 +109,6 @@ class RoutingSettings(_Section):
     health_interval: float = Field(5.0, gt=0)  # seconds between background /health probes
     spillover: SpilloverSettings = SpilloverSettings()
     quality: QualitySettings = QualitySettings()
+    scorer: ScorerSettings = ScorerSettings()
     # Speed tiers: diffusion_max_steps sent as vllm_xargs for a tier (it can only lower the server's cap).
     speed_tiers: dict[str, int] = Field(default_factory=lambda: {"fast": 24, "fastest": 12})

@@ -82,6 +82,10 @@ def log_request(record: RequestRecord, finished: float) -> None:
         "outcome": record.outcome,
         "duration_ms": round((finished - record.started) * 1000, 2),
     }
+    if record.route_score is not None:
+        # Beside "fallback" below: a quality fallback from a request scored just under the threshold
+        # says the threshold is too high (routing.scorer.threshold).
+        fields["route_score"] = round(record.route_score, 3)
     if record.error_code:
         fields["error_code"] = record.error_code
     if record.ttfb is not None:

@@ -61,9 +61,9 @@ _REASONS = frozenset(
         "tool-heavy:tool_choice",
         "tool-heavy:agent-loop",
         "hard:code",
-        "hard:math",
-        "hard:reasoning",
         "hard:thinking",
+        "hard:score",  # hard:score=0.91, the value cut off (routing.scorer)
+        "default:score",
         "incompatible:temperature",
         "incompatible:structured_output",
         "incompatible:image",
@@ -103,6 +103,8 @@ NONE = "none"
 # Key names come from the key file, which only operators write; still, a label set has a ceiling.
 MAX_PRINCIPALS = 1000
 
+# Difficulty scores: finer near the usual thresholds, where an operator reads how close the calls are.
+_SCORES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 _LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 120, 300)
 _THROUGHPUT = (1, 5, 10, 20, 50, 100, 200, 400, 800, 1600, 3200)
 _LENGTHS = ((16, "1-16"), (64, "17-64"), (256, "65-256"), (1024, "257-1024"))
@@ -147,6 +149,12 @@ class Metrics:
         )
         self.route_reasons = counter(
             "gateway_route_reasons", "Every reason code behind a routing decision.", ["backend", "reason"]
+        )
+        self.route_score = histogram(
+            "gateway_route_score",
+            "The difficulty scorer's score per routed request, by the backend the decision chose first.",
+            ["backend"],
+            _SCORES,
         )
         self.duration = histogram(
             "gateway_request_duration_seconds",
@@ -231,7 +239,11 @@ class Metrics:
         return OTHER
 
     def _reason(self, reason: str) -> str:
-        return reason if reason in self._reasons else OTHER
+        if reason in self._reasons:
+            return reason
+        # hard:score=0.91 and default:score=0.12: the value is the histogram's, not a label's.
+        name, _, _ = reason.partition("=")
+        return name if name in self._reasons else OTHER
 
     # ---- recording --------------------------------------------------------------------------------------
 
@@ -255,6 +267,8 @@ class Metrics:
         self._child(self.requests, backend, route, outcome, stream, principal).inc()
         for reason in record.route_reasons:
             self._child(self.route_reasons, backend, self._reason(reason)).inc()
+        if record.route_score is not None:
+            self._child(self.route_score, self.backend_label(record.routed_to)).observe(record.route_score)
         for source, target, why in record.fallbacks:
             reason = why if why in _FALLBACK_REASONS else OTHER
             self._child(self.fallbacks, self.backend_label(source), self.backend_label(target), reason).inc()

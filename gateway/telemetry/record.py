@@ -40,6 +40,9 @@ class RequestRecord:
     principal_label: str | None = None
     backend: str | None = None
     route_reasons: tuple[str, ...] = ()
+    # The difficulty scorer's score and the backend the decision chose first (before any fallback).
+    route_score: float | None = None
+    routed_to: str | None = None
     stream: bool = False
     status: int = 0
     # ok | client_error | auth_error | upstream_<kind> | disconnected | server_error

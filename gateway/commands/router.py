@@ -1,0 +1,110 @@
+"""``gateway router train`` and ``gateway router eval``: the difficulty scorer's model, made and measured."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from gateway.routing.scorer import DEFAULT_MODEL, ModelError, load_model
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    router = sub.add_parser("router", help="train or evaluate the routing difficulty scorer")
+    actions = router.add_subparsers(required=True, metavar="ACTION")
+
+    p = actions.add_parser("train", help="train a scorer model (needs the router-train extra)")
+    p.add_argument(
+        "--data",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE.jsonl",
+        help='labelled examples: {"messages": [...], "label": "hard"|"easy"} per line; repeatable',
+    )
+    p.add_argument("--no-builtin", action="store_true", help="train on the --data files only")
+    p.add_argument("--per-source", type=int, default=300, help="examples drawn per built-in source")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--c", type=float, default=None, help="inverse regularisation strength")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="store this threshold instead of choosing one by leave-one-source-out evaluation",
+    )
+    p.add_argument("--out", type=Path, required=True, help="the model file to write (.json.gz)")
+    p.set_defaults(func=_train)
+
+    p = actions.add_parser("eval", help="per-class accuracy, confusion table and threshold sweep")
+    p.add_argument("--data", type=Path, action="append", required=True, metavar="FILE.jsonl")
+    p.add_argument("--model", default=DEFAULT_MODEL, help="a model file (default: the shipped model)")
+    p.add_argument("--threshold", type=float, default=None, help="default: the model's")
+    p.set_defaults(func=_eval)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from gateway.routing.training.data import DataError, builtin_examples, load_jsonl
+    from gateway.routing.training.fit import FitSettings, choose_threshold, fit, leave_one_source_out
+    from gateway.routing.training.report import per_group, sweep
+
+    try:
+        examples = [] if args.no_builtin else builtin_examples(args.per_source, args.seed)
+        for path in args.data:
+            examples.extend(load_jsonl(path))
+    except DataError as exc:
+        print(f"gateway: {exc}", file=sys.stderr)
+        return 2
+    if not examples:
+        print("gateway: no training examples (give --data, or drop --no-builtin)", file=sys.stderr)
+        return 2
+    settings = FitSettings(seed=args.seed, **({"c": args.c} if args.c is not None else {}))
+    sources = sorted({e.source for e in examples})
+    print(f"{len(examples)} examples from {len(sources)} sources")
+    try:
+        threshold = args.threshold
+        if threshold is None:
+            if len(sources) < 2:
+                threshold = 0.5
+                print("one source only: no leave-one-source-out evaluation; threshold 0.5")
+            else:
+                held_out = leave_one_source_out(examples, settings)
+                threshold = choose_threshold(held_out)
+                print("\nLeave-one-source-out (each source scored by a model that never saw it):\n")
+                print(per_group(held_out, threshold, lambda p: p.example.source, "held-out source"))
+                print()
+                print(sweep(held_out))
+                print(f"\nchosen threshold: {threshold:.2f}")
+        model = fit(examples, settings, threshold=threshold)
+    except (RuntimeError, ValueError) as exc:
+        print(f"gateway: {exc}", file=sys.stderr)
+        return 2
+    model.save(args.out)
+    size = args.out.stat().st_size
+    print(
+        f"\nwrote {args.out}: {len(model.weights)} weights, {size / 1024:.0f} KiB, threshold {threshold:.2f}"
+    )
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from gateway.routing.training.data import DataError, load_jsonl
+    from gateway.routing.training.fit import predict
+    from gateway.routing.training.report import confusion, per_group, sweep
+
+    try:
+        model = load_model(args.model)
+        examples = [e for path in args.data for e in load_jsonl(path)]
+    except (ModelError, DataError) as exc:
+        print(f"gateway: {exc}", file=sys.stderr)
+        return 2
+    threshold = args.threshold if args.threshold is not None else model.threshold
+    predictions = predict(model, examples)
+    print(f"{len(examples)} examples, threshold {threshold:.2f}\n")
+    print(per_group(predictions, threshold, lambda p: p.example.category, "class"))
+    print()
+    print(confusion(predictions, threshold))
+    print()
+    print(sweep(predictions))
+    return 0

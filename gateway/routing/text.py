@@ -1,0 +1,154 @@
+"""What the difficulty scorer reads in a piece of text: its words and the shape of the text.
+
+``featurize`` turns text into a set of named binary features, the same at training and at run time:
+
+- ``w:<word>`` and ``b:<word> <word>``: lowercased words and word pairs, numbers folded into ``0`` so that
+  "7 apples" and "12 apples" are one feature.
+- ``s:<what>=<bucket>``: the structure, language-independent: length, numbers, numbers with units,
+  clock times, dates, money, arithmetic, maths notation, questions, sentences, names (enumerated
+  entities), commas, lists, tables, code-like identifiers. Counts are bucketed, so a linear model can
+  weigh "three names and a question" differently from "one name" without any scaling.
+
+Only a window of the text is read: its first ``HEAD_CHARS`` and last ``TAIL_CHARS`` characters. An
+instruction sits at the start or the end of a long turn ("Summarise this: ...", "... Which ball does
+Bob hold?"), and the cost stays flat however long the turn is (the bench's 1 MB turn costs what an
+8,000-character one does). Everything here is one regular-expression pass for the words (linear: no
+nested repetition), ``str.count`` and set look-ups; the few other patterns run only on a window that
+holds the character they start with.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+__all__ = ["HEAD_CHARS", "TAIL_CHARS", "featurize"]
+
+HEAD_CHARS = 1200
+TAIL_CHARS = 400
+
+_TOKEN = re.compile(r"\w+")
+_UNITS = frozenset(
+    """km kg mg g m cm mm mi mile miles ft feet foot inch inches yd yard yards lb lbs pound pounds oz ounce
+    ounces l ml liter liters litre litres gallon gallons cup cups h hr hrs hour hours min mins minute
+    minutes s sec secs second seconds day days week weeks month months year years mph kmh percent degrees
+    degree euro euros dollar dollars cent cents people persons person workers students apples items km²
+    stunden stunde minuten tage jahre euro heures heure jours ans horas hora minutos días años metros
+    kilómetros kilometer meter metres meters""".split()
+)
+# Words that open a sentence or address the reader: a capitalised one is not a name.
+_NOT_NAMES = frozenset(
+    """the a an i what how why when where who which whose can could would should please is are do does
+    did if my in on at for to and or but so then now also yes no hi hello hey thanks thank ok okay this
+    that these those it its we you your our they there here let give tell write make explain describe
+    summarise summarize translate list find show help create draft rewrite plan is was be""".split()
+)
+_CLOCK = re.compile(r"\d:[0-5]\d|\d ?[ap]\.?m\b", re.IGNORECASE)
+_DATE = re.compile(r"\d[/.-]\d{1,2}[/.-]\d")
+_ARITHMETIC = re.compile(r"[\d)] ?[-+*×÷^=<>] ?[\d(a-z]")  # noqa: RUF001 (the multiplication sign itself)
+# Maths notation, each pattern run only when the text holds the character it needs (see _notation).
+_LATEX = re.compile(r"\\(?:frac|int|sum|sqrt|lim|begin|mathbb|cdot|le|ge|neq|pi|binom|pmod)\b")
+_MATH_SIGNS = re.compile(r"[≤≥≠∘π∑∏√∞∫∈∀∃⇒]")
+_POWER = re.compile(r"[a-z0-9)]\^")
+_FUNCTION = re.compile(r"\b[fgh]\([a-z0-9]\)")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_ARITHMETIC_CHARS = "+*=×÷^<>"  # noqa: RUF001
+_LIST_LINE = re.compile(r"^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]", re.MULTILINE)
+_CODE_CHARS = ("()", "=>", "::", "&&", "||", "{", "</", "`")
+
+
+def _bucket(count: int, edges: tuple[int, ...]) -> str:
+    """``count`` as the label of its bucket: edges (1, 2, 4) give 0, 1, 2-3, 4+."""
+    previous = 0
+    for edge in edges:
+        if count < edge:
+            return str(previous) if edge - previous == 1 else f"{previous}-{edge - 1}"
+        previous = edge
+    return f"{previous}+"
+
+
+_LENGTHS = (40, 100, 250, 600, 1500, 4000)
+
+
+def _length(chars: int) -> str:
+    for edge in _LENGTHS:
+        if chars < edge:
+            return f"<{edge}"
+    return f">={_LENGTHS[-1]}"
+
+
+def featurize(text: str) -> set[str]:
+    """The scorer's features of one piece of text (see the module's docstring)."""
+    if len(text) > HEAD_CHARS + TAIL_CHARS:
+        text_window = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
+    else:
+        text_window = text
+    tokens = _TOKEN.findall(text_window)
+    words = [t.lower() for t in tokens]
+    # Numbers fold into "0": the quantity never makes a request harder, its presence may.
+    folded = ["0" if w[0].isdigit() else w for w in words]
+    out = {"w:" + w for w in folded}
+    out.update(["b:" + a + " " + b for a, b in itertools.pairwise(folded)])
+    out.add(f"s:len={_length(len(text))}")
+    _structure(text_window, tokens, folded, out)
+    return out
+
+
+def _notation(text: str) -> int:
+    count = 0
+    if "\\" in text:
+        count += len(_LATEX.findall(text))
+    if "$$" in text:
+        count += 1
+    if "^" in text:
+        count += len(_POWER.findall(text))
+    if "(" in text:
+        count += len(_FUNCTION.findall(text))
+    if not text.isascii():
+        count += len(_MATH_SIGNS.findall(text))
+    return count
+
+
+def _structure(text: str, tokens: list[str], folded: list[str], out: set[str]) -> None:
+    # List comprehensions and str methods only: a Python loop with branches per token cost 3x as much.
+    numbers = folded.count("0")
+    out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
+    capitalised = {t for t in tokens if t[0].isupper() and not t.isupper()}
+    names = [t for t in capitalised if t.lower() not in _NOT_NAMES]
+    out.add("s:names=" + _bucket(len(names), (1, 2, 3, 5)))
+    if numbers:
+        after = [folded[i + 1] for i, w in enumerate(folded[:-1]) if w == "0"]
+        out.add("s:with_unit=" + _bucket(sum(w in _UNITS for w in after), (1, 2, 3)))
+        if (":" in text or "m" in text) and _CLOCK.search(text):
+            out.add("s:clock")
+        if ("/" in text or "-" in text or "." in text) and _DATE.search(text):
+            out.add("s:date")
+        if any(c in text for c in "$€£¥"):
+            out.add("s:money")
+        if "%" in text:
+            out.add("s:percent")
+        if any(c in text for c in _ARITHMETIC_CHARS) or "/" in text:
+            arithmetic = len(_ARITHMETIC.findall(text))
+            if arithmetic:
+                out.add("s:arithmetic=" + _bucket(arithmetic, (1, 2, 4)))
+    notation = _notation(text)
+    if notation:
+        out.add("s:notation=" + _bucket(notation, (1, 3)))
+    questions = text.count("?")
+    out.add("s:questions=" + _bucket(questions, (1, 2, 4)))
+    if text.rstrip().endswith("?"):
+        out.add("s:ends_with_question")
+    sentences = text.count(". ") + text.count("? ") + text.count("! ") + text.count(".\n")
+    out.add("s:sentences=" + _bucket(sentences, (1, 2, 4, 8, 16)))
+    out.add("s:commas=" + _bucket(text.count(","), (1, 2, 4, 8)))
+    if "\n" in text:
+        lines = len(_LIST_LINE.findall(text))
+        if lines:
+            out.add("s:list=" + _bucket(lines, (1, 3, 6)))
+        if text.count("|") >= 6 or sum(line.count(",") >= 2 for line in text.split("\n")) >= 3:
+            out.add("s:table")
+        out.add("s:paragraphs=" + _bucket(text.count("\n\n") + 1, (1, 2, 4)))
+    # camelCase and snake_case identifiers, and the punctuation of code.
+    code = len(_CAMEL.findall(text)) + text.count("_") + sum(text.count(c) for c in _CODE_CHARS)
+    if code:
+        out.add("s:code=" + _bucket(code, (1, 2, 4)))

@@ -1,0 +1,161 @@
+"""Fitting the scorer: a logistic regression over the features of ``gateway.routing.text``.
+
+scikit-learn (an optional extra, ``router-train``) does the fitting: its liblinear solver is exact,
+deterministic for a given seed, and fits tens of thousands of sparse rows in about a second on one
+core; the gateway itself only reads the weights it produces. The evaluation that picks the threshold
+is leave-one-source-out: a source's examples are scored by a model that never saw that source, which
+is what a new user's traffic looks like to the shipped model.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from gateway.routing.features import conversation
+from gateway.routing.scorer import ScorerModel
+from gateway.routing.text import featurize
+from gateway.routing.training.sources import Example
+
+__all__ = ["FitSettings", "Prediction", "choose_threshold", "fit", "leave_one_source_out", "predict"]
+
+
+@dataclass(frozen=True, slots=True)
+class FitSettings:
+    c: float = 0.5  # inverse regularisation strength (chosen by the leave-one-source-out figures)
+    min_count: int = 2  # a feature seen in fewer examples is dropped (noise, and model size)
+    seed: int = 0
+    context_weight: float = 0.9
+    prune: float = 0.005  # weights smaller than this are left out of the model file
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    example: Example
+    score: float
+
+
+def _features(example: Example) -> set[str]:
+    return featurize(conversation({"messages": example.messages}).newest)
+
+
+def fit(
+    examples: Sequence[Example],
+    settings: FitSettings,
+    *,
+    threshold: float = 0.5,
+    rows: Sequence[set[str]] | None = None,
+) -> ScorerModel:
+    """A model fitted on ``examples`` (``rows``: their features, when already computed)."""
+    try:
+        import numpy as np
+        from scipy.sparse import csr_matrix
+        from sklearn.linear_model import LogisticRegression
+    except ImportError as exc:  # the training extra is not installed
+        raise RuntimeError(
+            "training needs scikit-learn: pip install 'diffusion-gateway[router-train]'"
+        ) from exc
+    if rows is None:
+        rows = [_features(e) for e in examples]
+    counts = Counter(f for row in rows for f in row)
+    names = sorted(f for f, n in counts.items() if n >= settings.min_count)
+    column = {f: i for i, f in enumerate(names)}
+    labels = [1 if e.label == "hard" else 0 for e in examples]
+    if len(set(labels)) < 2:
+        raise ValueError("training needs examples of both labels, hard and easy")
+    # liblinear takes 32-bit indices only; the rows are sets, so every value is 1.
+    indices: list[int] = []
+    indptr = [0]
+    for row in rows:
+        indices.extend(sorted(column[f] for f in row if f in column))
+        indptr.append(len(indices))
+    matrix = csr_matrix(
+        (np.ones(len(indices)), np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int32)),
+        shape=(len(rows), len(names)),
+    )
+    model = LogisticRegression(
+        C=settings.c,
+        solver="liblinear",
+        class_weight="balanced",
+        max_iter=2000,
+        random_state=settings.seed,
+    )
+    model.fit(matrix, labels)
+    weights = {
+        str(name): round(float(w), 4)
+        for name, w in zip(names, model.coef_[0], strict=True)
+        if abs(w) >= settings.prune
+    }
+    meta: dict[str, Any] = {
+        "created": datetime.now(UTC).date().isoformat(),
+        "examples": len(examples),
+        "by_source": dict(sorted(Counter(e.source for e in examples).items())),
+        "c": settings.c,
+        "min_count": settings.min_count,
+        "seed": settings.seed,
+    }
+    return ScorerModel(
+        weights=dict(sorted(weights.items())),
+        bias=round(float(model.intercept_[0]), 4),
+        threshold=threshold,
+        context_weight=settings.context_weight,
+        meta=meta,
+    )
+
+
+def predict(model: ScorerModel, examples: Sequence[Example]) -> list[Prediction]:
+    """Scores as the gateway computes them: the newest turn, and the context below it."""
+    out = []
+    for example in examples:
+        talk = conversation({"messages": example.messages})
+        out.append(Prediction(example, model.score(talk.newest, talk.context).score))
+    return out
+
+
+def leave_one_source_out(examples: Sequence[Example], settings: FitSettings) -> list[Prediction]:
+    """Each source's examples scored by a model trained on every other source."""
+    sources = sorted({e.source for e in examples})
+    rows = [_features(e) for e in examples]  # once, not once per fold
+    out: list[Prediction] = []
+    for held in sources:
+        train = [i for i, e in enumerate(examples) if e.source != held]
+        test = [e for e in examples if e.source == held]
+        if len({examples[i].label for i in train}) < 2:
+            continue  # nothing to learn from without this source
+        model = fit([examples[i] for i in train], settings, rows=[rows[i] for i in train])
+        out.extend(predict(model, test))
+    return out
+
+
+def choose_threshold(predictions: Sequence[Prediction]) -> float:
+    """The threshold with the best balanced accuracy (the mean of the hard and the easy recall).
+
+    Balanced, because the two errors cost differently but both matter: a hard request on the diffusion
+    backend is a wrong answer, an easy one on the autoregressive backend is a slow one; an operator who
+    weighs them differently sets routing.scorer.threshold (README, Routing).
+    """
+    best, best_value = 0.5, -1.0
+    for step in range(5, 96):
+        threshold = step / 100
+        value = balanced_accuracy(predictions, threshold)
+        # Ties go to the threshold nearest 0.5: the least surprising choice.
+        if value > best_value + 1e-9 or (
+            abs(value - best_value) <= 1e-9 and abs(threshold - 0.5) < abs(best - 0.5)
+        ):
+            best, best_value = threshold, value
+    return best
+
+
+def recall(predictions: Sequence[Prediction], threshold: float, label: str) -> float:
+    rows = [p for p in predictions if p.example.label == label]
+    if not rows:
+        return float("nan")
+    right = sum((p.score >= threshold) == (label == "hard") for p in rows)
+    return right / len(rows)
+
+
+def balanced_accuracy(predictions: Sequence[Prediction], threshold: float) -> float:
+    return (recall(predictions, threshold, "hard") + recall(predictions, threshold, "easy")) / 2

@@ -1,0 +1,274 @@
+"""The difficulty scorer: features, model files, the shipped model's verdicts, settings (issue 15).
+
+Accuracy figures live in the bench (bench/router_loso.py, bench/routing_eval.py); these tests check
+behaviour: determinism, the prompts issue 15 names, context, errors and settings.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from gateway.routing import BackendView, RouteInput, decide, extract_features
+from gateway.routing.scorer import FORMAT, ModelError, ScorerModel, load_model, parse_model
+from gateway.routing.settings import RoutingSettings, RuleConditions, ScorerSettings
+from gateway.routing.text import HEAD_CHARS, TAIL_CHARS, featurize
+
+D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4)
+A = BackendView(name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256)
+
+
+@pytest.fixture(scope="module")
+def model() -> ScorerModel:
+    return load_model()
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def route(payload: dict[str, Any], model: ScorerModel, **kw: Any) -> tuple[str, tuple[str, ...]]:
+    features = extract_features(payload, "chat", model)
+    threshold = kw.pop("threshold", model.threshold)
+    decision = decide(
+        RouteInput(model="auto", features=features, threshold=threshold, **kw), [D, A], RoutingSettings()
+    )
+    return decision.candidates[0], decision.reasons
+
+
+# ---- features ------------------------------------------------------------------------------------------
+
+
+def test_features_fold_numbers_and_read_structure() -> None:
+    a = featurize("Alice, Bob and Claire share 12 apples. How many does each get?")
+    b = featurize("Alice, Bob and Claire share 7 apples. How many does each get?")
+    assert a == b  # the quantity is folded away
+    assert {"w:0", "b:0 apples", "b:how many", "s:ends_with_question", "s:questions=1"} <= a
+    assert "s:names=3-4" in a and "s:with_unit=1" in a
+    plain = featurize("hello there")
+    assert "s:numbers=0" in plain and "s:names=0" in plain and "s:ends_with_question" not in plain
+
+
+def test_features_read_times_tables_and_notation() -> None:
+    assert "s:clock" in featurize("The train leaves at 9:40 and arrives at 12:15.")
+    assert "s:date" in featurize("Plan a dinner for 12/25/2024.")
+    table = "name | age | city\n--- | --- | ---\nAnn | 31 | Oslo\nBen | 29 | Rome\n"
+    assert "s:table" in featurize(table)
+    assert any(f.startswith("s:notation=") for f in featurize(r"Compute \frac{1}{2} + x^2 for x ≥ 0"))
+    assert any(f.startswith("s:code=") for f in featurize("Why does useEffect call fetch_data twice?"))
+
+
+def test_only_the_head_and_the_tail_of_a_long_text_count() -> None:
+    middle = " zebra" * 5000
+    text = "Summarise this." + middle + " Thanks."
+    features = featurize(text)
+    assert "w:summarise" in features and "w:thanks" in features
+    # The middle is read up to the window only: the same features whatever its length beyond it.
+    longer = "Summarise this." + " zebra" * 50_000 + " Thanks."
+    assert featurize(longer) - {f for f in featurize(longer) if f.startswith("s:len=")} == features - {
+        f for f in features if f.startswith("s:len=")
+    }
+    assert len(text) > HEAD_CHARS + TAIL_CHARS
+
+
+def test_scoring_is_deterministic_and_explained(model: ScorerModel) -> None:
+    text = "A bat and a ball cost $1.10 in total; the bat costs $1.00 more than the ball. How much is the ball?"
+    first = model.score(text, explain=5)
+    assert first == model.score(text, explain=5)
+    assert 0.0 <= first.score <= 1.0 and first.part == "turn"
+    assert len(first.top) == 5
+    weights = [abs(c.weight) for c in first.top]
+    assert weights == sorted(weights, reverse=True)  # the features that pushed it most, first
+    assert all(c.feature in featurize(text) for c in first.top)
+    assert model.score(text).top == ()  # explanations cost nothing unless asked for
+
+
+# ---- the shipped model on the prompts issue 15 names -------------------------------------------------------
+
+SHOULD_BE = [
+    (
+        "Alice, Bob and Claire each hold a present: a red ball, a blue ball, a green ball. Alice swaps with "
+        "Bob, then Claire swaps with Alice, then Bob swaps with Claire. Which ball does Bob hold at the end?",
+        "autoregressive",
+    ),
+    (
+        "A train leaves at 9:40 and the trip takes 2 h 35 min with a 20 min stop. When does it arrive?",
+        "autoregressive",
+    ),
+    ("Explain why the sky is blue, in one sentence.", "diffusion"),
+    ("Give me a 20-minute work out I can do at home.", "diffusion"),
+    ("What proof of address do I need to open a UK bank account?", "diffusion"),
+    ("Plan a simple dinner menu for 12/25/2024 for six people.", "diffusion"),
+    ("How do I build a home library on a budget?", "diffusion"),
+    ("Tell me a riddle for my 6-year-old.", "diffusion"),
+    (
+        "A bat and a ball cost $1.10 in total; the bat costs $1.00 more than the ball. How much is the ball?",
+        "autoregressive",
+    ),
+    ("What is the last digit of 7 raised to the power 2024?", "autoregressive"),
+    (
+        "My React useEffect runs twice and double-posts to my API. Why, and how do I fix it?",
+        "autoregressive",
+    ),
+    ("Beweise, dass es unendlich viele Primzahlen gibt.", "autoregressive"),
+]
+
+
+# Requests the keyword policy caught before the scorer replaced it: they must still go to the
+# autoregressive backend.
+SHOULD_BE += [
+    ("Write a function that merges two sorted lists", "autoregressive"),
+    ("Please refactor my Rust parser for speed", "autoregressive"),
+    ("Prove that the square root of 2 is irrational.", "autoregressive"),
+    ("Compute \\int_0^1 x^2 dx", "autoregressive"),
+    ("Think step by step: which train arrives first?", "autoregressive"),
+]
+
+
+@pytest.mark.parametrize(("prompt", "expected"), SHOULD_BE, ids=[p[:40] for p, _ in SHOULD_BE])
+def test_issue_15_prompts_route_as_they_should(model: ScorerModel, prompt: str, expected: str) -> None:
+    backend, reasons = route(user(prompt), model)
+    assert backend == expected, reasons
+    kind = "hard" if expected == "autoregressive" else "default"
+    assert any(r.startswith(f"{kind}:score=") for r in reasons), reasons
+
+
+def test_a_hard_task_in_the_system_prompt_counts(model: ScorerModel) -> None:
+    system = (
+        "You are a logic tutor. Alice, Bob and Claire each hold a ball: red, blue, green. Alice swaps "
+        "with Bob, then Claire swaps with Alice, then Bob swaps with Claire. Solve it with the student."
+    )
+    payload = {"messages": [{"role": "system", "content": system}, {"role": "user", "content": "go ahead"}]}
+    backend, reasons = route(payload, model)
+    assert backend == "autoregressive", reasons
+    assert model.score("go ahead").score < model.threshold  # alone, the turn is easy
+
+
+def test_a_follow_up_to_a_hard_turn_stays_hard(model: ScorerModel) -> None:
+    hard = "Prove that the square root of 2 is irrational, step by step, and check every step."
+    payload = {
+        "messages": [
+            {"role": "user", "content": hard},
+            {"role": "assistant", "content": "Suppose sqrt(2) = p/q in lowest terms ..."},
+            {"role": "user", "content": "now prove the converse"},
+        ]
+    }
+    backend, reasons = route(payload, model)
+    assert backend == "autoregressive", reasons
+    small_talk = {
+        "messages": [
+            {"role": "user", "content": "hi! how are you today?"},
+            {"role": "assistant", "content": "Great, thanks!"},
+            {"role": "user", "content": "now tell me a fun fact about otters"},
+        ]
+    }
+    assert route(small_talk, model)[0] == "diffusion"
+
+
+def test_the_threshold_moves_the_decision(model: ScorerModel) -> None:
+    payload = user("Give me a 20-minute work out I can do at home.")
+    score = extract_features(payload, "chat", model).difficulty
+    assert score is not None
+    assert route(payload, model, threshold=min(0.99, score.score + 0.01))[0] == "diffusion"
+    assert route(payload, model, threshold=max(0.01, score.score - 0.01))[0] == "autoregressive"
+
+
+def test_without_the_scorer_plain_requests_are_default() -> None:
+    features = extract_features(user("Prove there are infinitely many primes."), "chat")
+    assert features.difficulty is None
+    decision = decide(RouteInput(model="auto", features=features), [D, A], RoutingSettings())
+    assert decision.reasons == ("default",) and decision.candidates[0] == "diffusion"
+
+
+def test_structural_rules_come_before_the_score(model: ScorerModel) -> None:
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    backend, reasons = route({**user("hi"), "tools": [tool]}, model)
+    assert backend == "autoregressive" and reasons[0] == "tool-heavy:tools"
+    backend, reasons = route(user("What does this print?\n```python\nprint(1)\n```"), model)
+    assert backend == "autoregressive" and "hard:code" in reasons
+
+
+# ---- model files ---------------------------------------------------------------------------------------
+
+
+def _model_bytes(**overrides: Any) -> bytes:
+    data: dict[str, Any] = {
+        "format": FORMAT,
+        "bias": -1.0,
+        "threshold": 0.5,
+        "context_weight": 0.9,
+        "meta": {},
+        "weights": {"w:prove": 3.0},
+    }
+    data.update(overrides)
+    return gzip.compress(json.dumps(data).encode())
+
+
+def test_a_model_file_round_trips(tmp_path: Path) -> None:
+    model = parse_model(_model_bytes())
+    path = tmp_path / "m.json.gz"
+    model.save(path)
+    again = load_model(path)
+    assert again == model
+    assert again.score("prove it").score > 0.5 > again.score("hello").score
+    model.save(tmp_path / "n.json.gz")
+    assert (tmp_path / "n.json.gz").read_bytes() == path.read_bytes()  # byte for byte
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"not gzip, not json", "not a gzip'd JSON model file"),
+        (gzip.compress(b"{broken"), "not a gzip'd JSON model file"),
+        (_model_bytes(format="other/2"), "expected 'gateway-router/1'"),
+        (_model_bytes(weights={}), "holds no weights"),
+        (_model_bytes(weights={"w:x": "heavy"}), "malformed"),
+        (_model_bytes(weights={"w:x": float("nan")}), "not a finite number"),
+        (_model_bytes(threshold=1.5), "out of range"),
+        (_model_bytes(bias=None), "malformed"),
+    ],
+)
+def test_a_bad_model_file_is_a_clear_error(raw: bytes, message: str) -> None:
+    with pytest.raises(ModelError, match=message):
+        parse_model(raw, "routing model x")
+
+
+def test_a_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="cannot read routing model .*nope.json.gz"):
+        load_model(tmp_path / "nope.json.gz")
+
+
+# ---- settings ------------------------------------------------------------------------------------------
+
+
+def test_scorer_settings_validate() -> None:
+    assert ScorerSettings().model == "default" and ScorerSettings().threshold is None
+    for bad in (0.0, 1.0, -0.2, 3):
+        with pytest.raises(ValidationError):
+            ScorerSettings(threshold=bad)
+    with pytest.raises(ValidationError, match="was removed: the difficulty scorer"):
+        RuleConditions.model_validate({"math": True})
+    with pytest.raises(ValidationError):
+        RuleConditions(min_score=1.5)
+
+
+def test_rules_can_use_the_score(model: ScorerModel) -> None:
+    policy = RoutingSettings.model_validate(
+        {"rules": [{"name": "sure", "when": {"min_score": 0.0, "max_score": 1.0}, "backend": "diffusion"}]}
+    )
+    features = extract_features(user("hello"), "chat", model)
+    decision = decide(RouteInput(model="auto", features=features, threshold=0.5), [D, A], policy)
+    assert decision.reasons == ("rule:sure",)
+    hard_rule = RoutingSettings.model_validate(
+        {"rules": [{"name": "hard", "when": {"hard": True}, "backend": "diffusion"}]}
+    )
+    easy = decide(RouteInput(model="auto", features=features, threshold=0.99), [D, A], hard_rule)
+    assert easy.reasons != ("rule:hard",)
+    unscored = extract_features(user("hello"), "chat")
+    none = decide(RouteInput(model="auto", features=unscored), [D, A], policy)
+    assert none.reasons != ("rule:sure",)  # no score: a score condition does not hold
