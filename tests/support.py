@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -109,3 +110,8 @@ def gateway_settings(
         auth=auth,
         **kw,
     )
+
+
+def reasons(header: str) -> str:
+    """An x-gateway-route header with the difficulty scores cut off: "default:score,spillover"."""
+    return re.sub(r"=\d\.\d+", "", header)

@@ -16,7 +16,15 @@ from gateway.app import create_app
 from gateway.proxy.dialects import answer_of_body, answer_of_events, chat_view, inspect
 from gateway.routing import extract_features
 from gateway.simulator import SimulatorSettings, create_simulator
-from tests.support import AR_MODEL, DIFFUSION_MODEL, ServerThread, gateway_settings, wait_for, write_key
+from tests.support import (
+    AR_MODEL,
+    DIFFUSION_MODEL,
+    ServerThread,
+    gateway_settings,
+    reasons,
+    wait_for,
+    write_key,
+)
 
 WEATHER = {
     "name": "get_weather",
@@ -41,7 +49,7 @@ def test_responses_chit_chat_goes_to_diffusion_streamed_or_not(gateway):
     raw = oai(gateway).responses.with_raw_response.create(model="auto", input="Hello there, how are you?")
     reply = raw.parse()
     assert raw.headers["x-gateway-backend"] == "diffusion"
-    assert raw.headers["x-gateway-route"] == "default"
+    assert reasons(raw.headers["x-gateway-route"]) == "default:score"
     assert reply.model == DIFFUSION_MODEL and reply.output_text
     assert gateway.metric("gateway_tokens_total", backend="diffusion", type="completion") == (
         reply.usage.output_tokens
@@ -237,7 +245,7 @@ def test_configured_endpoints_route_around_a_backend(make_gateway):
     gw = make_gateway(per_backend={"diffusion": {"endpoints": frozenset({"chat", "completions"})}})
     raw = oai(gw).responses.with_raw_response.create(model="auto", input="Hello there!")
     assert raw.headers["x-gateway-backend"] == "autoregressive"
-    assert raw.headers["x-gateway-route"] == "default,unserved:diffusion"
+    assert reasons(raw.headers["x-gateway-route"]) == "default:score,unserved:diffusion"
     with pytest.raises(openai.NotFoundError) as missing:
         oai(gw).responses.create(model=DIFFUSION_MODEL, input="Hello there!")
     assert missing.value.code == "endpoint_not_served"

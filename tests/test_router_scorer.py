@@ -77,7 +77,9 @@ def test_only_the_head_and_the_tail_of_a_long_text_count() -> None:
 
 
 def test_scoring_is_deterministic_and_explained(model: ScorerModel) -> None:
-    text = "A bat and a ball cost $1.10 in total; the bat costs $1.00 more than the ball. How much is the ball?"
+    text = (
+        "A bat and a ball cost $1.10 in total; the bat costs $1.00 more than the ball. How much is the ball?"
+    )
     first = model.score(text, explain=5)
     assert first == model.score(text, explain=5)
     assert 0.0 <= first.score <= 1.0 and first.part == "turn"
@@ -239,7 +241,7 @@ def test_a_bad_model_file_is_a_clear_error(raw: bytes, message: str) -> None:
 
 
 def test_a_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ModelError, match="cannot read routing model .*nope.json.gz"):
+    with pytest.raises(ModelError, match=r"cannot read routing model .*nope\.json\.gz"):
         load_model(tmp_path / "nope.json.gz")
 
 

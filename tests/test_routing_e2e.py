@@ -8,10 +8,11 @@ import httpx
 import orjson
 import pytest
 
-from tests.support import AR_MODEL, DIFFUSION_MODEL, wait_for
+from tests.support import AR_MODEL, DIFFUSION_MODEL, reasons, wait_for
 
 CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
-CODE = [{"role": "user", "content": "Write a python function that merges two sorted lists"}]
+# A code fence: the structural rule (hard:code), whatever the difficulty scorer says.
+CODE = [{"role": "user", "content": "Why does this fail?\n```python\nprint(sorted(a) + b)\n```"}]
 TOOL = {
     "type": "function",
     "function": {
@@ -38,7 +39,7 @@ def events(r):
 def test_low_stakes_to_diffusion_hard_to_autoregressive_with_reasons(gateway):
     chat = post(gateway, {"model": "auto", "messages": CHAT})
     assert chat.headers["x-gateway-backend"] == "diffusion"
-    assert chat.headers["x-gateway-route"] == "default"
+    assert chat.headers["x-gateway-route"].startswith("default:score=0.")
     assert "x-gateway-fallback" not in chat.headers
     code = post(gateway, {"model": "auto", "messages": CODE})
     assert code.headers["x-gateway-backend"] == "autoregressive"
@@ -57,7 +58,7 @@ def test_alias_and_route_header(gateway):
 def test_temperature_is_adapted_for_diffusion(gateway, diffusion_sim):
     r = post(gateway, {"model": "auto", "messages": CHAT, "temperature": 0.3})
     assert r.status_code == 200
-    assert r.headers["x-gateway-route"] == "default,adapted:temperature"
+    assert reasons(r.headers["x-gateway-route"]) == "default:score,adapted:temperature"
     assert "temperature" not in diffusion_sim.state.last_body
 
 
@@ -89,7 +90,7 @@ def test_failure_falls_back_to_the_next_backend(gateway, fault, reason, stream):
     assert r.status_code == 200
     assert r.headers["x-gateway-backend"] == "autoregressive"
     assert r.headers["x-gateway-fallback"] == f"diffusion>autoregressive:{reason}"
-    assert r.headers["x-gateway-route"] == "default"
+    assert reasons(r.headers["x-gateway-route"]) == "default:score"
 
 
 def test_first_byte_timeout_falls_back(make_gateway):
@@ -109,7 +110,7 @@ def test_connect_error_falls_back(make_gateway):
     # Either this request found the port closed, or the start-up health probe had already seen it.
     assert (
         r.headers.get("x-gateway-fallback") == "diffusion>autoregressive:connect"
-        or r.headers["x-gateway-route"] == "default,unavailable:diffusion"
+        or reasons(r.headers["x-gateway-route"]) == "default:score,unavailable:diffusion"
     )
 
 
@@ -139,7 +140,7 @@ def test_circuit_breaker_opens_and_requests_skip_the_backend(make_gateway, diffu
     before = diffusion_sim.state.started
     r = post(gw, {"model": "auto", "messages": CHAT})
     assert r.headers["x-gateway-backend"] == "autoregressive"
-    assert r.headers["x-gateway-route"] == "default,unavailable:diffusion"
+    assert reasons(r.headers["x-gateway-route"]) == "default:score,unavailable:diffusion"
     assert diffusion_sim.state.started == before  # the open breaker kept the request away
     ready = httpx.get(gw.url + "/readyz").json()
     assert ready["backends"]["diffusion"] == "open" and ready["status"] == "ready"
@@ -168,7 +169,7 @@ def test_spillover_under_concurrency(make_gateway, diffusion_sim):
     assert wait_for(lambda: diffusion_sim.state.running + diffusion_sim.state.waiting >= before + 2)
     r = post(gw, {"model": "auto", "messages": CHAT})
     assert r.headers["x-gateway-backend"] == "autoregressive"
-    assert r.headers["x-gateway-route"] == "default,spillover"
+    assert reasons(r.headers["x-gateway-route"]) == "default:score,spillover"
     for t in threads:
         t.join()
 

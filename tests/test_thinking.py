@@ -8,7 +8,7 @@ import pytest
 
 from gateway.auth.principal import Principal
 from gateway.proxy.thinking import apply_thinking, strip_reasoning_body, strip_reasoning_event
-from tests.support import AR_MODEL, wait_for, write_key
+from tests.support import AR_MODEL, reasons, wait_for, write_key
 
 CHAT = [{"role": "user", "content": "Hi!"}]
 
@@ -59,7 +59,7 @@ def test_key_defaults_and_overrides_end_to_end(make_gateway, diffusion_sim):
     r = post(
         gw, quiet, {"model": "auto", "messages": CHAT, "chat_template_kwargs": {"enable_thinking": True}}
     )
-    assert r.headers["x-gateway-route"] == "default"  # thinking forced off: not routed as hard
+    assert reasons(r.headers["x-gateway-route"]) == "default:score"  # thinking forced off: not routed as hard
     assert diffusion_sim.state.last_body["chat_template_kwargs"] == {"enable_thinking": False}
     assert "reasoning_tokens" in str(r.json()["usage"])
 
@@ -106,7 +106,7 @@ def test_thinking_policy_on_the_responses_api(make_gateway, diffusion_sim, ar_si
     assert wait_for(lambda: ask(quiet).status_code == 200)
     # The key forbids thinking: a reasoning effort does not turn it on, nor route the turn as hard.
     r = ask(quiet, reasoning={"effort": "high"})
-    assert r.headers["x-gateway-route"] == "default"
+    assert reasons(r.headers["x-gateway-route"]) == "default:score"
     assert diffusion_sim.state.last_body["chat_template_kwargs"] == {"enable_thinking": False}
     # A key that lets requests choose: the effort is the request's choice, left alone.
     r = ask(free, reasoning={"effort": "high"})

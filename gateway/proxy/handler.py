@@ -368,7 +368,8 @@ def describe(
         out["difficulty"] = {
             "score": round(difficulty.score, 3),
             "threshold": decision.threshold,
-            "from": difficulty.part,  # the newest turn, or the context (system prompt, earlier turns)
+            # What the system prompt and the earlier turns added to the logit (> 0: harder).
+            "context": round(difficulty.context, 3),
             "top_features": [c.as_dict() for c in difficulty.top],
         }
     return out

@@ -1,11 +1,14 @@
 """The difficulty scorer: the probability that a request needs the autoregressive backend.
 
-A logistic model over the binary features of ``gateway.routing.text``: the score of a text is
-``sigmoid(bias + sum of the weights of its features)``. A request is scored twice, once on its newest turn
-and once on its context (system prompt and the previous user turns), and keeps the higher of the turn's
-score and the context's score times ``context_weight``, so that a hard conversation stays hard on its
-follow-ups ("now prove the converse") and a hard task stated in the system prompt counts, but weighs
-below the newest turn.
+A logistic model over the binary features of ``gateway.routing.text``: the score of a request is
+``sigmoid(bias + the sum of the weights of its features)``. The features are the newest user turn's, and
+its context's (the system prompt and the previous user turns, see features.conversation) under a
+``c:`` prefix, word pairs left out. The context has weights of its own, learned from the conversations in
+the training data: a hard conversation stays hard on its follow-ups ("now prove the converse") and a
+hard task stated in the system prompt counts, while a chatty persona in a bot's system prompt does not
+make every turn hard. (Scoring the context with the turn's weights and keeping the higher score sent
+most of a Telegram bot's small talk to the autoregressive backend: a system prompt reads like nothing a
+user writes.)
 
 The model is data (a gzip'd JSON file written by ``gateway router train``), loaded once at start-up; a
 missing or corrupt file is a ``ModelError`` with the reason, never a silent fallback to another policy.
@@ -20,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from gateway.routing.settings import ScorerSettings
 from gateway.routing.text import featurize
@@ -34,6 +37,8 @@ __all__ = [
     "ScorerModel",
     "describe_feature",
     "load_model",
+    "parse_model",
+    "request_features",
     "scorer_for",
 ]
 
@@ -42,6 +47,17 @@ DEFAULT_MODEL = "default"  # the model shipped in gateway/routing/models/
 # Context texts are read only this far: what a system prompt or an earlier turn says about the task is
 # at its start, and the newest turn has its own, larger budget (text.HEAD_CHARS + TAIL_CHARS).
 CONTEXT_CHARS = 1500
+NO_CONTEXT = "c:none"  # a request with nothing before its newest turn
+
+
+def request_features(newest: str, context: str) -> set[str]:
+    """The features of a request: its newest turn's, and its context's under ``c:`` (see the module)."""
+    features = featurize(newest)
+    if not context:
+        features.add(NO_CONTEXT)
+        return features
+    features.update(["c:" + f for f in featurize(context[:CONTEXT_CHARS]) if not f.startswith("b:")])
+    return features
 
 
 class ModelError(Exception):
@@ -60,8 +76,9 @@ class Contribution:
 @dataclass(frozen=True, slots=True)
 class Difficulty:
     score: float  # in [0, 1]
-    part: Literal["turn", "context"]  # which part of the request gave the score
-    top: tuple[Contribution, ...] = ()  # only when asked for (explain=True)
+    # What the context (system prompt, earlier turns) added to the logit; positive: it made it harder.
+    context: float = 0.0
+    top: tuple[Contribution, ...] = ()  # only when asked for (explain > 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,45 +86,29 @@ class ScorerModel:
     weights: dict[str, float]
     bias: float
     threshold: float  # the threshold chosen by the evaluation at training time
-    context_weight: float = 0.9
     meta: dict[str, Any] = field(default_factory=dict)  # training sources, figures, date
 
     def logit(self, features: set[str]) -> float:
         get = self.weights.get
         return self.bias + sum(get(f, 0.0) for f in features)
 
-    def text_score(self, text: str) -> float:
-        return _sigmoid(self.logit(featurize(text)))
-
     def score(self, newest: str, context: str = "", *, explain: int = 0) -> Difficulty:
         """The request's difficulty; ``explain`` > 0 also lists that many features that pushed it most."""
-        features = featurize(newest)
-        turn = _sigmoid(self.logit(features))
-        ctx_features: set[str] = set()
-        part: Literal["turn", "context"] = "turn"
-        value = turn
-        if context:
-            ctx_features = featurize(context[:CONTEXT_CHARS])
-            ctx = self.context_weight * _sigmoid(self.logit(ctx_features))
-            if ctx > turn:
-                part, value = "context", ctx
+        features = request_features(newest, context)
+        get = self.weights.get
+        weighted = [(f, w) for f in features if (w := get(f, 0.0)) != 0.0]
+        from_context = sum(w for f, w in weighted if f.startswith("c:"))
+        value = _sigmoid(self.bias + sum(w for _, w in weighted))
         if not explain:
-            return Difficulty(value, part)
-        chosen = features if part == "turn" else ctx_features
-        top = sorted(
-            (Contribution(f, w) for f in chosen if (w := self.weights.get(f, 0.0)) != 0.0),
-            key=lambda c: -abs(c.weight),
-        )[:explain]
-        if part == "context":
-            top = [Contribution("context", math.log(self.context_weight)), *top]
-        return Difficulty(value, part, tuple(top))
+            return Difficulty(value, from_context)
+        top = sorted(weighted, key=lambda fw: (-abs(fw[1]), fw[0]))[:explain]
+        return Difficulty(value, from_context, tuple(Contribution(f, w) for f, w in top))
 
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
             "bias": self.bias,
             "threshold": self.threshold,
-            "context_weight": self.context_weight,
             "meta": self.meta,
             "weights": self.weights,
         }
@@ -126,7 +127,12 @@ def _sigmoid(x: float) -> float:
 
 
 def describe_feature(feature: str) -> str:
-    """A feature name as a reader would say it: 'word "prove"', 'words "how many"', 'numbers=4-6'."""
+    """A feature name as a reader would say it: 'word "prove"', 'words "how many"', 'numbers=4-6',
+    'context: word "puzzle"', 'no context'."""
+    if feature == NO_CONTEXT:
+        return "no context"
+    if feature.startswith("c:"):
+        return "context: " + describe_feature(feature[2:])
     kind, _, value = feature.partition(":")
     if kind == "w":
         return f'word "{value}"'
@@ -134,7 +140,7 @@ def describe_feature(feature: str) -> str:
         return f'words "{value}"'
     if kind == "s":
         return value
-    return feature  # "context"
+    return feature
 
 
 def scorer_for(settings: ScorerSettings) -> ScorerModel | None:
@@ -175,13 +181,12 @@ def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
     try:
         parsed = {str(k): float(v) for k, v in weights.items()}
         bias, threshold = float(data["bias"]), float(data["threshold"])
-        context_weight = float(data.get("context_weight", 0.9))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{label} is incomplete or malformed: {exc!r}") from exc
-    if not all(math.isfinite(v) for v in (bias, threshold, context_weight, *parsed.values())):
+    if not all(math.isfinite(v) for v in (bias, threshold, *parsed.values())):
         raise ModelError(f"{label} holds a weight that is not a finite number")
-    if not 0.0 < threshold < 1.0 or not 0.0 < context_weight <= 1.0:
-        raise ModelError(f"{label} has threshold {threshold} or context_weight {context_weight} out of range")
+    if not 0.0 < threshold < 1.0:
+        raise ModelError(f"{label} has threshold {threshold}, out of range (0, 1)")
     meta = data.get("meta")
     meta = meta if isinstance(meta, dict) else {}
-    return ScorerModel(parsed, bias, threshold, context_weight, meta)
+    return ScorerModel(parsed, bias, threshold, meta)

@@ -16,8 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gateway.routing.features import conversation
-from gateway.routing.scorer import ScorerModel
-from gateway.routing.text import featurize
+from gateway.routing.scorer import ScorerModel, request_features
 from gateway.routing.training.sources import Example
 
 __all__ = ["FitSettings", "Prediction", "choose_threshold", "fit", "leave_one_source_out", "predict"]
@@ -28,7 +27,6 @@ class FitSettings:
     c: float = 0.5  # inverse regularisation strength (chosen by the leave-one-source-out figures)
     min_count: int = 2  # a feature seen in fewer examples is dropped (noise, and model size)
     seed: int = 0
-    context_weight: float = 0.9
     prune: float = 0.005  # weights smaller than this are left out of the model file
 
 
@@ -39,7 +37,8 @@ class Prediction:
 
 
 def _features(example: Example) -> set[str]:
-    return featurize(conversation({"messages": example.messages}).newest)
+    talk = conversation({"messages": example.messages})
+    return request_features(talk.newest, talk.context)
 
 
 def fit(
@@ -101,13 +100,12 @@ def fit(
         weights=dict(sorted(weights.items())),
         bias=round(float(model.intercept_[0]), 4),
         threshold=threshold,
-        context_weight=settings.context_weight,
         meta=meta,
     )
 
 
 def predict(model: ScorerModel, examples: Sequence[Example]) -> list[Prediction]:
-    """Scores as the gateway computes them: the newest turn, and the context below it."""
+    """Scores as the gateway computes them: the newest turn and its context."""
     out = []
     for example in examples:
         talk = conversation({"messages": example.messages})
