@@ -14,7 +14,8 @@ import pytest
 from tests.support import AR_MODEL, wait_for
 
 CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
-CODE = [{"role": "user", "content": "Write a python function that merges two sorted lists"}]
+# A code fence: routed by the structural rule (hard:code), whatever the scorer says.
+CODE = [{"role": "user", "content": "Why does this fail?\n```python\nprint(sorted(a) + b)\n```"}]
 
 
 def post(gw, body, headers=None, key=None):
@@ -42,7 +43,7 @@ def test_a_diffusion_request_is_counted_with_its_sampler_and_canvases(gateway):
         "gateway_requests_total",
         1,
         backend="diffusion",
-        route="default",
+        route="default:score",
         outcome="ok",
         stream="false",
         principal="alice",
@@ -166,7 +167,10 @@ def test_request_log_line(make_gateway, caplog):
     usage = r.json()["usage"]
     assert wait_for(lambda: any(f.get("request_id") == "log-1" for f in request_lines(caplog)))
     line = next(f for f in request_lines(caplog) if f.get("request_id") == "log-1")
-    assert line["principal"] == "alice" and line["backend"] == "diffusion" and line["route"] == ["default"]
+    assert line["principal"] == "alice" and line["backend"] == "diffusion"
+    assert [r.partition("=")[0] for r in line["route"]] == ["default:score"] and 0 <= line[
+        "route_score"
+    ] < 0.5
     assert line["status"] == 200 and line["outcome"] == "ok"
     assert line["completion_tokens"] == usage["completion_tokens"]
     assert line["sampler"] == "entropy_bound" and line["entropy_bound"] == 0.1 and line["max_steps"] == 48

@@ -366,7 +366,7 @@ def describe(
     difficulty = decision.difficulty
     if difficulty is not None:
         out["difficulty"] = {
-            "score": round(difficulty.score, 3),
+            "score": difficulty.score,
             "threshold": decision.threshold,
             # What the system prompt and the earlier turns added to the logit (> 0: harder).
             "context": round(difficulty.context, 3),
