@@ -21,6 +21,7 @@ __all__ = [
     "LICENCE",
     "NAMES",
     "SOURCES",
+    "SYSTEM_PROMPTS",
     "Messages",
     "ask",
     "conversation",

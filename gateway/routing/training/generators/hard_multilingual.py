@@ -1,0 +1,649 @@
+# ruff: noqa: E501 (prompt templates read best as one line each)
+"""Hard prompts in German, French and Spanish (and a little Italian and Portuguese): state tracking,
+time arithmetic, orderings, navigation and syllogisms; word problems and competition maths; proof requests.
+
+They exist so that language is not a proxy for difficulty: the easy side has its own non-English sources.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+from collections import Counter
+from fractions import Fraction
+
+from gateway.routing.training.generators.hard_common import (
+    LICENCE,
+    NAMES,
+    SYSTEM_PROMPTS,
+    Messages,
+    conversation,
+    pick,
+    sample,
+)
+from gateway.routing.training.sources import Source
+
+__all__ = ["SOURCES"]
+
+_LANGS = ("de", "de", "fr", "fr", "es", "es", "it", "pt")
+
+_SYSTEMS = {
+    "de": ("Du bist ein hilfreicher Assistent.", "Antworte knapp und präzise.", "Erkläre jeden Schritt."),
+    "fr": ("Tu es un assistant serviable.", "Réponds de façon concise.", "Explique chaque étape."),
+    "es": ("Eres un asistente útil.", "Responde de forma breve.", "Explica cada paso."),
+    "it": ("Sei un assistente utile.", "Spiega ogni passaggio."),
+    "pt": ("Você é um assistente prestativo.", "Explique cada passo."),
+}
+_LEADS = {
+    "de": ("", "", "Kurze Frage: ", "Kannst du mir helfen? ", "Rätsel: ", "Ich komme nicht weiter. "),
+    "fr": ("", "", "Petite question : ", "Tu peux m'aider ? ", "Énigme : ", "Je bloque sur ceci. "),
+    "es": ("", "", "Una pregunta: ", "¿Me ayudas? ", "Acertijo: ", "No consigo resolver esto. "),
+    "it": ("", "Domanda: ", "Mi aiuti? "),
+    "pt": ("", "Pergunta: ", "Pode me ajudar? "),
+}
+_CLOSINGS = {
+    "de": ("", "", " Begründe deine Antwort.", " Bitte mit Rechenweg.", " Nur das Ergebnis, bitte."),
+    "fr": ("", "", " Justifie ta réponse.", " Montre les étapes.", " Juste la réponse, merci."),
+    "es": ("", "", " Justifica tu respuesta.", " Muestra los pasos.", " Solo la respuesta, por favor."),
+    "it": ("", " Spiega il ragionamento.", " Mostra i passaggi."),
+    "pt": ("", " Explique o raciocínio.", " Mostre os passos."),
+}
+_ANSWER = {
+    "de": "Schritt für Schritt: {a}",
+    "fr": "Étape par étape : {a}",
+    "es": "Paso a paso: {a}",
+    "it": "Passo per passo: {a}",
+    "pt": "Passo a passo: {a}",
+}
+_FOLLOWUPS = {
+    "de": (
+        "und wenn sie um 10 Uhr losfährt?",
+        "jetzt für 5 Personen",
+        "Bist du sicher? Rechne nochmal nach.",
+        "und umgekehrt?",
+        "beweise die Umkehrung",
+    ),
+    "fr": (
+        "et si elle partait à 10 h ?",
+        "maintenant pour 5 personnes",
+        "Tu es sûr ? Vérifie.",
+        "et dans l'autre sens ?",
+        "démontre la réciproque",
+    ),
+    "es": (
+        "¿y si saliera a las 10?",
+        "ahora para 5 personas",
+        "¿Seguro? Compruébalo otra vez.",
+        "¿y al revés?",
+        "demuestra el recíproco",
+    ),
+    "it": ("e se partisse alle 10?", "ora per 5 persone", "sei sicuro? ricontrolla"),
+    "pt": ("e se saísse às 10?", "agora para 5 pessoas", "tem certeza? confira"),
+}
+_WEEKDAYS = {
+    "de": ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
+    "fr": ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"),
+    "es": ("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"),
+    "it": ("lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica"),
+    "pt": (
+        "segunda-feira",
+        "terça-feira",
+        "quarta-feira",
+        "quinta-feira",
+        "sexta-feira",
+        "sábado",
+        "domingo",
+    ),
+}
+_NUMBERS = {
+    "de": (
+        "null",
+        "eins",
+        "zwei",
+        "drei",
+        "vier",
+        "fünf",
+        "sechs",
+        "sieben",
+        "acht",
+        "neun",
+        "zehn",
+        "elf",
+        "zwölf",
+    ),
+    "fr": (
+        "zéro",
+        "un",
+        "deux",
+        "trois",
+        "quatre",
+        "cinq",
+        "six",
+        "sept",
+        "huit",
+        "neuf",
+        "dix",
+        "onze",
+        "douze",
+    ),
+    "es": (
+        "cero",
+        "uno",
+        "dos",
+        "tres",
+        "cuatro",
+        "cinco",
+        "seis",
+        "siete",
+        "ocho",
+        "nueve",
+        "diez",
+        "once",
+        "doce",
+    ),
+    "it": (
+        "zero",
+        "uno",
+        "due",
+        "tre",
+        "quattro",
+        "cinque",
+        "sei",
+        "sette",
+        "otto",
+        "nove",
+        "dieci",
+        "undici",
+        "dodici",
+    ),
+    "pt": (
+        "zero",
+        "um",
+        "dois",
+        "três",
+        "quatro",
+        "cinco",
+        "seis",
+        "sete",
+        "oito",
+        "nove",
+        "dez",
+        "onze",
+        "doze",
+    ),
+}
+
+
+def _num(rng: random.Random, lang: str, n: int) -> str:
+    """Small numbers as words about half the time: the hard side must not lean on digits."""
+    return _NUMBERS[lang][n] if n <= 12 and rng.random() < 0.5 else str(n)
+
+
+def _finish(rng: random.Random, lang: str, body: str, answer: str) -> Messages:
+    text = (pick(rng, _LEADS[lang]) + body + pick(rng, _CLOSINGS[lang])).strip()
+    if rng.random() < 0.08:
+        text = text.lower()
+    systems = _SYSTEMS[lang] + (SYSTEM_PROMPTS[0], SYSTEM_PROMPTS[6])
+    return conversation(
+        rng, text, answer=_ANSWER[lang].format(a=answer), followups=_FOLLOWUPS[lang], systems=systems
+    )
+
+
+# --- puzzles (reasoning) -----------------------------------------------------------------------------------------
+
+_ITEMS = {
+    "de": (
+        "einen roten Ball",
+        "einen blauen Ball",
+        "einen grünen Ball",
+        "einen gelben Ball",
+        "einen weißen Ball",
+    ),
+    "fr": ("une balle rouge", "une balle bleue", "une balle verte", "une balle jaune", "une balle blanche"),
+    "es": (
+        "una pelota roja",
+        "una pelota azul",
+        "una pelota verde",
+        "una pelota amarilla",
+        "una pelota blanca",
+    ),
+    "it": ("una palla rossa", "una palla blu", "una palla verde", "una palla gialla", "una palla bianca"),
+    "pt": ("uma bola vermelha", "uma bola azul", "uma bola verde", "uma bola amarela", "uma bola branca"),
+}
+_SWAP = {
+    "de": ("{a} tauscht mit {b}", "{a} und {b} tauschen ihre Bälle", "dann tauschen {a} und {b}"),
+    "fr": ("{a} échange avec {b}", "{a} et {b} échangent leurs balles", "puis {a} et {b} échangent"),
+    "es": ("{a} intercambia con {b}", "{a} y {b} cambian sus pelotas", "luego {a} y {b} se intercambian"),
+    "it": ("{a} scambia con {b}", "{a} e {b} si scambiano le palle"),
+    "pt": ("{a} troca com {b}", "{a} e {b} trocam as bolas"),
+}
+_SWAP_Q = {
+    "de": (
+        "Zu Beginn: {start}. {steps}. Welchen Ball hat {t} am Ende?",
+        "Am Anfang: {start}. Danach: {steps}. Was hält {t} zum Schluss?",
+    ),
+    "fr": (
+        "Au départ, {start}. {steps}. Quelle balle {t} a-t-il à la fin ?",
+        "Au début : {start}. Ensuite : {steps}. Qu'est-ce que {t} tient à la fin ?",
+    ),
+    "es": (
+        "Al principio {start}. {steps}. ¿Qué pelota tiene {t} al final?",
+        "Inicio: {start}. Después: {steps}. ¿Con qué se queda {t}?",
+    ),
+    "it": ("All'inizio {start}. {steps}. Quale palla ha {t} alla fine?",),
+    "pt": ("No início {start}. {steps}. Que bola {t} tem no final?",),
+}
+_HAS = {
+    "de": "{p} hat {i}",
+    "fr": "{p} a {i}",
+    "es": "{p} tiene {i}",
+    "it": "{p} ha {i}",
+    "pt": "{p} tem {i}",
+}
+
+
+def _ml_swaps(rng: random.Random, lang: str) -> tuple[str, str]:
+    n = rng.randint(3, 5)
+    people = sample(rng, NAMES, n)
+    items = sample(rng, _ITEMS[lang], n)
+    holding = dict(zip(people, items, strict=True))
+    steps = []
+    for _ in range(rng.randint(n, n + 3)):
+        a, b = sample(rng, people, 2)
+        holding[a], holding[b] = holding[b], holding[a]
+        steps.append(pick(rng, _SWAP[lang]).format(a=a, b=b))
+    start = ", ".join(_HAS[lang].format(p=p, i=i) for p, i in zip(people, items, strict=True))
+    t = pick(rng, people)
+    body = pick(rng, _SWAP_Q[lang]).format(start=start, steps=", ".join(steps), t=t)
+    return body, holding[t]
+
+
+_TRAIN = {
+    "de": (
+        "Ein Zug fährt um {t} ab. Die Fahrt dauert {h} Stunden und {m} Minuten, dazu kommt ein Halt von {s} Minuten und {d} Minuten Verspätung. Wann kommt er an?",
+        "Mein Bus startet um {t}, fährt {h} h {m} min und steht unterwegs {s} min an einer Haltestelle. Unterwegs verliert er noch {d} Minuten. Um wie viel Uhr bin ich da?",
+    ),
+    "fr": (
+        "Un train part à {t}. Le trajet dure {h} heures et {m} minutes, avec un arrêt de {s} minutes et {d} minutes de retard. À quelle heure arrive-t-il ?",
+        "Mon car part à {t}, roule {h} h {m}, s'arrête {s} minutes et prend {d} minutes de retard. J'arrive à quelle heure ?",
+    ),
+    "es": (
+        "Un tren sale a las {t}. El viaje dura {h} horas y {m} minutos, con una parada de {s} minutos y {d} minutos de retraso. ¿A qué hora llega?",
+        "Mi autobús sale a las {t}, tarda {h} h {m} min, para {s} minutos y acumula {d} minutos de retraso. ¿A qué hora llego?",
+    ),
+    "it": (
+        "Un treno parte alle {t}. Il viaggio dura {h} ore e {m} minuti, con una sosta di {s} minuti e {d} minuti di ritardo. A che ora arriva?",
+    ),
+    "pt": (
+        "Um comboio parte às {t}. A viagem dura {h} horas e {m} minutos, com uma paragem de {s} minutos e {d} minutos de atraso. A que horas chega?",
+    ),
+}
+
+
+def _ml_train(rng: random.Random, lang: str) -> tuple[str, str]:
+    start = dt.datetime(2025, 3, 3, rng.randint(5, 22), rng.randrange(0, 60, 5))
+    h, m, s, d = (
+        rng.randint(0, 6),
+        rng.randrange(5, 60, 5),
+        rng.choice((5, 10, 15, 20, 25)),
+        rng.choice((3, 7, 12, 18)),
+    )
+    arrive = start + dt.timedelta(hours=h, minutes=m + s + d)
+    body = pick(rng, _TRAIN[lang]).format(
+        t=f"{start:%H:%M}" if lang != "fr" else f"{start.hour} h {start.minute:02d}",
+        h=_num(rng, lang, h),
+        m=m,
+        s=s,
+        d=d,
+    )
+    return body, f"{arrive:%H:%M}"
+
+
+_WEEKDAY_Q = {
+    "de": (
+        "Heute ist {d}. Welcher Wochentag ist in {n} Tagen?",
+        "Wenn heute {d} ist, welcher Tag war vor {n} Tagen?",
+    ),
+    "fr": (
+        "Aujourd'hui nous sommes {d}. Quel jour de la semaine serons-nous dans {n} jours ?",
+        "Si aujourd'hui est un {d}, quel jour était-ce il y a {n} jours ?",
+    ),
+    "es": (
+        "Hoy es {d}. ¿Qué día de la semana será dentro de {n} días?",
+        "Si hoy es {d}, ¿qué día fue hace {n} días?",
+    ),
+    "it": ("Oggi è {d}. Che giorno della settimana sarà tra {n} giorni?",),
+    "pt": ("Hoje é {d}. Que dia da semana será daqui a {n} dias?",),
+}
+
+
+def _ml_weekday(rng: random.Random, lang: str) -> tuple[str, str]:
+    d0, n = rng.randrange(7), rng.randint(20, 1000)
+    template = pick(rng, _WEEKDAY_Q[lang])
+    back = "vor" in template or "il y a" in template or "hace" in template
+    return template.format(d=_WEEKDAYS[lang][d0], n=n), _WEEKDAYS[lang][
+        (d0 - n) % 7 if back else (d0 + n) % 7
+    ]
+
+
+_BIGGER = {
+    "de": ("{a} ist größer als {b}", "{b} ist kleiner als {a}"),
+    "fr": ("{a} est plus grand que {b}", "{b} est plus petit que {a}"),
+    "es": ("{a} es más alto que {b}", "{b} es más bajo que {a}"),
+    "it": ("{a} è più alto di {b}", "{b} è più basso di {a}"),
+    "pt": ("{a} é mais alto que {b}", "{b} é mais baixo que {a}"),
+}
+_ORDER_Q = {
+    "de": ("Wer ist am zweitgrößten?", "Wer ist am kleinsten?", "Ordne sie von groß nach klein."),
+    "fr": (
+        "Qui est le deuxième plus grand ?",
+        "Qui est le plus petit ?",
+        "Classe-les du plus grand au plus petit.",
+    ),
+    "es": ("¿Quién es el segundo más alto?", "¿Quién es el más bajo?", "Ordénalos del más alto al más bajo."),
+    "it": ("Chi è il secondo più alto?", "Chi è il più basso?"),
+    "pt": ("Quem é o segundo mais alto?", "Quem é o mais baixo?"),
+}
+
+
+def _ml_order(rng: random.Random, lang: str) -> tuple[str, str]:
+    order = sample(rng, NAMES, rng.randint(4, 6))
+    pairs = [(order[i], order[i + 1]) for i in range(len(order) - 1)]
+    rng.shuffle(pairs)
+    clues = ". ".join(pick(rng, _BIGGER[lang]).format(a=a, b=b) for a, b in pairs)
+    return clues + ". " + pick(rng, _ORDER_Q[lang]), ", ".join(order)
+
+
+_TURNS = {
+    "de": ("links abbiegen", "rechts abbiegen", "umdrehen", "{k} Blocks geradeaus gehen"),
+    "fr": ("tourner à gauche", "tourner à droite", "faire demi-tour", "avancer de {k} rues"),
+    "es": ("girar a la izquierda", "girar a la derecha", "dar media vuelta", "caminar {k} manzanas"),
+    "it": ("girare a sinistra", "girare a destra", "tornare indietro", "camminare per {k} isolati"),
+    "pt": ("virar à esquerda", "virar à direita", "dar meia-volta", "andar {k} quarteirões"),
+}
+_DIRS = {
+    "de": ("Norden", "Osten", "Süden", "Westen"),
+    "fr": ("le nord", "l'est", "le sud", "l'ouest"),
+    "es": ("el norte", "el este", "el sur", "el oeste"),
+    "it": ("nord", "est", "sud", "ovest"),
+    "pt": ("norte", "leste", "sul", "oeste"),
+}
+_NAV_Q = {
+    "de": "Du schaust nach {d}. Du sollst: {steps}. In welche Richtung schaust du am Ende, und wie weit bist du vom Start entfernt?",
+    "fr": "Tu regardes vers {d}. Tu dois : {steps}. Dans quelle direction regardes-tu à la fin, et à quelle distance du départ es-tu ?",
+    "es": "Miras hacia {d}. Tienes que: {steps}. ¿Hacia dónde miras al final y a qué distancia estás del punto de partida?",
+    "it": "Guardi verso {d}. Devi: {steps}. Verso dove guardi alla fine?",
+    "pt": "Você está virado para o {d}. Deve: {steps}. Para onde está virado no final?",
+}
+
+
+def _ml_navigation(rng: random.Random, lang: str) -> tuple[str, str]:
+    facing = start = rng.randrange(4)
+    steps = []
+    for _ in range(rng.randint(4, 8)):
+        r = rng.randrange(4)
+        facing = (facing + (3, 1, 2, 0)[r]) % 4
+        steps.append(_TURNS[lang][r].format(k=_num(rng, lang, rng.randint(1, 9))))
+    return _NAV_Q[lang].format(d=_DIRS[lang][start], steps=", ".join(steps)), _DIRS[lang][facing]
+
+
+_SYLL = {
+    "de": (
+        "Alle {a} sind {b}. Einige {b} sind {c}. Folgt daraus, dass einige {a} {c} sind?",
+        "Kein {a} ist {b}. Alle {c} sind {a}. Folgt daraus, dass kein {c} {b} ist?",
+    ),
+    "fr": (
+        "Tous les {a} sont {b}. Certains {b} sont {c}. Peut-on en conclure que certains {a} sont {c} ?",
+        "Aucun {a} n'est {b}. Tous les {c} sont des {a}. Est-ce qu'aucun {c} n'est {b} ?",
+    ),
+    "es": (
+        "Todos los {a} son {b}. Algunos {b} son {c}. ¿Se deduce que algunos {a} son {c}?",
+        "Ningún {a} es {b}. Todos los {c} son {a}. ¿Se sigue que ningún {c} es {b}?",
+    ),
+    "it": ("Tutti i {a} sono {b}. Alcuni {b} sono {c}. Ne segue che alcuni {a} sono {c}?",),
+    "pt": ("Todos os {a} são {b}. Alguns {b} são {c}. Segue-se que alguns {a} são {c}?",),
+}
+_SYLL_TERMS = {
+    "de": ("Musiker", "Lehrer", "Radfahrer", "Vegetarier", "Gärtner", "Schachspieler", "Maler", "Bäcker"),
+    "fr": ("musiciens", "professeurs", "cyclistes", "végétariens", "jardiniers", "peintres", "boulangers"),
+    "es": ("músicos", "profesores", "ciclistas", "vegetarianos", "jardineros", "pintores", "panaderos"),
+    "it": ("musicisti", "insegnanti", "ciclisti", "vegetariani", "giardinieri"),
+    "pt": ("músicos", "professores", "ciclistas", "vegetarianos", "jardineiros"),
+}
+
+
+def _ml_syllogism(rng: random.Random, lang: str) -> tuple[str, str]:
+    a, b, c = sample(rng, _SYLL_TERMS[lang], 3)
+    template = pick(rng, _SYLL[lang])
+    valid = template is _SYLL[lang][1] if len(_SYLL[lang]) > 1 else False
+    return template.format(a=a, b=b, c=c), _YES_NO[lang][0 if valid else 1]
+
+
+_YES_NO = {
+    "de": ("ja", "nein"),
+    "fr": ("oui", "non"),
+    "es": ("sí", "no"),
+    "it": ("sì", "no"),
+    "pt": ("sim", "não"),
+}
+
+
+_PUZZLES = (_ml_swaps, _ml_train, _ml_weekday, _ml_order, _ml_navigation, _ml_syllogism)
+
+
+def _ml_puzzles(rng: random.Random) -> Messages:
+    lang = pick(rng, _LANGS)
+    body, answer = pick(rng, _PUZZLES)(rng, lang)
+    return _finish(rng, lang, body, answer)
+
+
+# --- word problems and competition maths ------------------------------------------------------------------------
+
+_WORK = {
+    "de": "{p} streicht den Zaun allein in {a} Stunden, {q} schafft es in {b} Stunden. Wie lange brauchen sie zusammen?",
+    "fr": "{p} repeint la clôture seul en {a} heures, {q} en {b} heures. Combien de temps leur faut-il ensemble ?",
+    "es": "{p} pinta la valla solo en {a} horas y {q} en {b} horas. ¿Cuánto tardan juntos?",
+    "it": "{p} dipinge la staccionata da solo in {a} ore, {q} in {b} ore. Quanto ci mettono insieme?",
+    "pt": "{p} pinta a cerca sozinho em {a} horas e {q} em {b} horas. Quanto tempo levam juntos?",
+}
+_PRICES = {
+    "de": "Ein Heft und ein Stift kosten zusammen {t} Euro. Das Heft kostet {d} Euro mehr als der Stift. Was kostet der Stift?",
+    "fr": "Un cahier et un stylo coûtent {t} euros en tout. Le cahier coûte {d} euros de plus que le stylo. Combien coûte le stylo ?",
+    "es": "Un cuaderno y un bolígrafo cuestan {t} euros en total. El cuaderno cuesta {d} euros más que el bolígrafo. ¿Cuánto cuesta el bolígrafo?",
+    "it": "Un quaderno e una penna costano {t} euro in tutto. Il quaderno costa {d} euro più della penna. Quanto costa la penna?",
+    "pt": "Um caderno e uma caneta custam {t} euros no total. O caderno custa {d} euros a mais que a caneta. Quanto custa a caneta?",
+}
+_AGES = {
+    "de": "{p} ist {k}-mal so alt wie {q}. In {y} Jahren ist {p} nur noch doppelt so alt. Wie alt sind beide heute?",
+    "fr": "{p} a {k} fois l'âge de {q}. Dans {y} ans, {p} n'aura plus que le double de son âge. Quel âge ont-ils aujourd'hui ?",
+    "es": "{p} tiene {k} veces la edad de {q}. Dentro de {y} años tendrá solo el doble. ¿Qué edad tienen hoy?",
+    "it": "{p} ha {k} volte l'età di {q}. Tra {y} anni avrà solo il doppio. Quanti anni hanno oggi?",
+    "pt": "{p} tem {k} vezes a idade de {q}. Daqui a {y} anos terá só o dobro. Quantos anos têm hoje?",
+}
+_LASTDIGIT = {
+    "de": (
+        "Was ist die letzte Ziffer von {a} hoch {b}?",
+        "Welchen Rest lässt {a} hoch {b} bei Division durch {m}?",
+    ),
+    "fr": (
+        "Quel est le dernier chiffre de {a} puissance {b} ?",
+        "Quel est le reste de la division de {a} puissance {b} par {m} ?",
+    ),
+    "es": (
+        "¿Cuál es la última cifra de {a} elevado a {b}?",
+        "¿Qué resto deja {a} elevado a {b} al dividirlo entre {m}?",
+    ),
+    "it": ("Qual è l'ultima cifra di {a} elevato alla {b}?",),
+    "pt": ("Qual é o último algarismo de {a} elevado a {b}?",),
+}
+_MARBLES = {
+    "de": "In einer Tüte sind {r} rote und {b} blaue Kugeln. Ich ziehe zwei ohne Zurücklegen. Wie groß ist die Wahrscheinlichkeit, dass beide dieselbe Farbe haben?",
+    "fr": "Un sac contient {r} billes rouges et {b} billes bleues. J'en tire deux sans remise. Quelle est la probabilité qu'elles soient de la même couleur ?",
+    "es": "Una bolsa tiene {r} canicas rojas y {b} azules. Saco dos sin reposición. ¿Cuál es la probabilidad de que sean del mismo color?",
+    "it": "Un sacchetto contiene {r} biglie rosse e {b} blu. Ne estraggo due senza reinserimento. Qual è la probabilità che siano dello stesso colore?",
+    "pt": "Um saco tem {r} berlindes vermelhos e {b} azuis. Tiro dois sem reposição. Qual é a probabilidade de serem da mesma cor?",
+}
+_ANAGRAM = {
+    "de": "Auf wie viele verschiedene Arten kann man die Buchstaben des Wortes {w} anordnen?",
+    "fr": "De combien de façons différentes peut-on ranger les lettres du mot {w} ?",
+    "es": "¿De cuántas formas distintas se pueden ordenar las letras de la palabra {w}?",
+    "it": "In quanti modi diversi si possono ordinare le lettere della parola {w}?",
+    "pt": "De quantas maneiras diferentes se podem ordenar as letras da palavra {w}?",
+}
+_WORDS = {
+    "de": ("KAFFEE", "ANANAS", "BANANE", "MISSISSIPPI", "TEETASSE", "PAPAGEI"),
+    "fr": ("BANANE", "ANANAS", "CHOCOLAT", "PAPILLON", "MISSISSIPPI", "CERISES"),
+    "es": ("BANANA", "CARRETERA", "PAPAGAYO", "MISSISSIPPI", "ARROZAL", "CEREZA"),
+    "it": ("BANANA", "PAPPAGALLO", "CARROZZA"),
+    "pt": ("BANANA", "PAPAGAIO", "ARROZ"),
+}
+
+
+def _ml_wordproblem(rng: random.Random) -> Messages:
+    lang = pick(rng, _LANGS)
+    p, q = sample(rng, NAMES, 2)
+    kind = rng.randrange(6)
+    if kind == 0:
+        a, b = rng.randint(2, 12), rng.randint(2, 12)
+        body, ans = (
+            _WORK[lang].format(p=p, q=q, a=_num(rng, lang, a), b=_num(rng, lang, b)),
+            f"{Fraction(a * b, a + b)} h",
+        )
+    elif kind == 1:
+        small, diff = rng.randint(1, 30) * 5, rng.randint(10, 90) * 10
+        body, ans = (
+            _PRICES[lang].format(
+                t=f"{(2 * small + diff) / 100:.2f}".replace(".", ","), d=f"{diff / 100:.2f}".replace(".", ",")
+            ),
+            f"{small / 100:.2f}",
+        )
+    elif kind == 2:
+        child, k = rng.randint(3, 12), rng.randint(3, 5)
+        # (k*c + y) = 2 (c + y)  ->  y = (k - 2) c
+        body, ans = (
+            _AGES[lang].format(p=p, q=q, k=_num(rng, lang, k), y=(k - 2) * child),
+            f"{k * child} / {child}",
+        )
+    elif kind == 3:
+        a, b, m = rng.randint(2, 29), rng.randint(30, 3000), rng.choice((3, 7, 9, 11, 13))
+        template = pick(rng, _LASTDIGIT[lang])
+        body, ans = template.format(a=a, b=b, m=m), str(pow(a, b, m if "{m}" in template else 10))
+    elif kind == 4:
+        r, b = rng.randint(2, 9), rng.randint(2, 9)
+        body = _MARBLES[lang].format(r=_num(rng, lang, r), b=_num(rng, lang, b))
+        ans = str(Fraction(r * (r - 1) + b * (b - 1), (r + b) * (r + b - 1)))
+    else:
+        w = pick(rng, _WORDS[lang])
+        n = math.factorial(len(w))
+        for c in Counter(w).values():
+            n //= math.factorial(c)
+        body, ans = _ANAGRAM[lang].format(w=w), str(n)
+    return _finish(rng, lang, body, ans)
+
+
+# --- proofs ------------------------------------------------------------------------------------------------------
+
+_PROOF_ASK = {
+    "de": (
+        "Beweise, dass {s}.",
+        "Zeige, dass {s}.",
+        "Kannst du beweisen, dass {s}?",
+        "Warum gilt immer, dass {s}? Ich brauche einen Beweis.",
+    ),
+    "fr": (
+        "Démontre que {s}.",
+        "Montre que {s}.",
+        "Peux-tu prouver que {s} ?",
+        "Pourquoi est-ce que {s} ? Je veux une démonstration.",
+    ),
+    "es": (
+        "Demuestra que {s}.",
+        "Prueba que {s}.",
+        "¿Puedes demostrar que {s}?",
+        "¿Por qué siempre {s}? Quiero una demostración.",
+    ),
+    "it": ("Dimostra che {s}.", "Puoi dimostrare che {s}?"),
+    "pt": ("Prove que {s}.", "Demonstre que {s}."),
+}
+_PROOF_STATEMENTS = {
+    "de": (
+        "die Summe zweier ungerader Zahlen gerade ist",
+        "es unendlich viele Primzahlen gibt",
+        "die Wurzel aus {q} irrational ist",
+        "n hoch drei minus n immer durch sechs teilbar ist",
+        "das Produkt von {k} aufeinanderfolgenden Zahlen durch {k}! teilbar ist",
+        "jede Quadratzahl bei Division durch vier den Rest null oder eins lässt",
+        "die Summe der ersten n ungeraden Zahlen n² ist",
+        "eine Menge mit n Elementen 2^n Teilmengen hat",
+    ),
+    "fr": (
+        "la somme de deux nombres impairs est paire",
+        "il existe une infinité de nombres premiers",
+        "la racine carrée de {q} est irrationnelle",
+        "n au cube moins n est toujours divisible par six",
+        "le produit de {k} entiers consécutifs est divisible par {k}!",
+        "un carré parfait laisse un reste de zéro ou un dans la division par quatre",
+        "la somme des n premiers nombres impairs vaut n²",
+        "un ensemble à n éléments possède 2^n parties",
+    ),
+    "es": (
+        "la suma de dos números impares es par",
+        "hay infinitos números primos",
+        "la raíz cuadrada de {q} es irracional",
+        "n al cubo menos n siempre es divisible entre seis",
+        "el producto de {k} enteros consecutivos es divisible entre {k}!",
+        "todo cuadrado perfecto deja resto cero o uno al dividirlo entre cuatro",
+        "la suma de los n primeros impares es n²",
+        "un conjunto con n elementos tiene 2^n subconjuntos",
+    ),
+    "it": (
+        "la somma di due numeri dispari è pari",
+        "esistono infiniti numeri primi",
+        "la radice quadrata di {q} è irrazionale",
+    ),
+    "pt": (
+        "a soma de dois números ímpares é par",
+        "existem infinitos números primos",
+        "a raiz quadrada de {q} é irracional",
+    ),
+}
+_PROOF_FOLLOW = {
+    "de": ("beweise die Umkehrung", "und für drei Zahlen?", "geht das auch ohne Induktion?"),
+    "fr": ("démontre la réciproque", "et pour trois nombres ?", "et sans récurrence ?"),
+    "es": ("demuestra el recíproco", "¿y para tres números?", "¿y sin inducción?"),
+    "it": ("dimostra il viceversa", "e per tre numeri?"),
+    "pt": ("prove a recíproca", "e para três números?"),
+}
+
+
+_PROOF_SKETCH = {
+    "de": "Beweisskizze: Man schreibt die Zahlen in allgemeiner Form, rechnet nach und schließt per Widerspruch oder Induktion. ∎",
+    "fr": "Esquisse : on écrit les nombres sous forme générale, on calcule, puis on conclut par l'absurde ou par récurrence. ∎",
+    "es": "Esbozo: se escriben los números en forma general, se calcula y se concluye por contradicción o inducción. ∎",
+    "it": "Schema: si scrivono i numeri in forma generale e si conclude per assurdo o per induzione. ∎",
+    "pt": "Esboço: escrevem-se os números na forma geral e conclui-se por absurdo ou indução. ∎",
+}
+
+
+def _ml_proofs(rng: random.Random) -> Messages:
+    lang = pick(rng, _LANGS)
+    statement = pick(rng, _PROOF_STATEMENTS[lang]).format(
+        q=pick(rng, (2, 3, 5, 6, 7, 10, 11)), k=rng.randint(2, 6)
+    )
+    text = (
+        pick(rng, _LEADS[lang])
+        + pick(rng, _PROOF_ASK[lang]).format(s=statement)
+        + pick(rng, _CLOSINGS[lang][:4])
+    ).strip()
+    systems = _SYSTEMS[lang] + (SYSTEM_PROMPTS[0],)
+    return conversation(
+        rng, text, answer=_PROOF_SKETCH[lang], followups=_PROOF_FOLLOW[lang], systems=systems, p_followup=0.2
+    )
+
+
+SOURCES: tuple[Source, ...] = (
+    Source("gen:ml-puzzles", "hard", "reasoning", LICENCE, _ml_puzzles),
+    Source("gen:ml-wordproblems", "hard", "math-word", LICENCE, _ml_wordproblem),
+    Source("gen:ml-proofs", "hard", "math", LICENCE, _ml_proofs),
+)
