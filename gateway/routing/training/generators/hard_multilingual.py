@@ -284,7 +284,7 @@ _TRAIN = {
 def _ml_train(rng: random.Random, lang: str) -> tuple[str, str]:
     start = dt.datetime(2025, 3, 3, rng.randint(5, 22), rng.randrange(0, 60, 5))
     h, m, s, d = (
-        rng.randint(0, 6),
+        rng.randint(1, 6),
         rng.randrange(5, 60, 5),
         rng.choice((5, 10, 15, 20, 25)),
         rng.choice((3, 7, 12, 18)),
@@ -292,7 +292,7 @@ def _ml_train(rng: random.Random, lang: str) -> tuple[str, str]:
     arrive = start + dt.timedelta(hours=h, minutes=m + s + d)
     body = pick(rng, _TRAIN[lang]).format(
         t=f"{start:%H:%M}" if lang != "fr" else f"{start.hour} h {start.minute:02d}",
-        h=_num(rng, lang, h),
+        h=h,
         m=m,
         s=s,
         d=d,
