@@ -39,15 +39,15 @@ _LEADS = {
     "de": ("", "", "Kurze Frage: ", "Kannst du mir helfen? ", "Rätsel: ", "Ich komme nicht weiter. "),
     "fr": ("", "", "Petite question : ", "Tu peux m'aider ? ", "Énigme : ", "Je bloque sur ceci. "),
     "es": ("", "", "Una pregunta: ", "¿Me ayudas? ", "Acertijo: ", "No consigo resolver esto. "),
-    "it": ("", "Domanda: ", "Mi aiuti? "),
-    "pt": ("", "Pergunta: ", "Pode me ajudar? "),
+    "it": ("", "", "Domanda: ", "Mi aiuti? ", "Non riesco a risolverlo. ", "Per domani: "),
+    "pt": ("", "", "Pergunta: ", "Pode me ajudar? ", "Estou travado nisto. ", "Para a aula: "),
 }
 _CLOSINGS = {
     "de": ("", "", " Begründe deine Antwort.", " Bitte mit Rechenweg.", " Nur das Ergebnis, bitte."),
     "fr": ("", "", " Justifie ta réponse.", " Montre les étapes.", " Juste la réponse, merci."),
     "es": ("", "", " Justifica tu respuesta.", " Muestra los pasos.", " Solo la respuesta, por favor."),
-    "it": ("", " Spiega il ragionamento.", " Mostra i passaggi."),
-    "pt": ("", " Explique o raciocínio.", " Mostre os passos."),
+    "it": ("", "", " Spiega il ragionamento.", " Mostra i passaggi.", " Grazie!"),
+    "pt": ("", "", " Explique o raciocínio.", " Mostre os passos.", " Obrigado!"),
 }
 _ANSWER = {
     "de": "Schritt für Schritt: {a}",
@@ -563,8 +563,18 @@ _PROOF_ASK = {
         "¿Puedes demostrar que {s}?",
         "¿Por qué siempre {s}? Quiero una demostración.",
     ),
-    "it": ("Dimostra che {s}.", "Puoi dimostrare che {s}?"),
-    "pt": ("Prove que {s}.", "Demonstre que {s}."),
+    "it": (
+        "Dimostra che {s}.",
+        "Puoi dimostrare che {s}?",
+        "Mi serve una dimostrazione rigorosa che {s}.",
+        "Perché {s}? Voglio una dimostrazione.",
+    ),
+    "pt": (
+        "Prove que {s}.",
+        "Demonstre que {s}.",
+        "Preciso de uma demonstração rigorosa de que {s}.",
+        "Por que {s}? Quero uma prova.",
+    ),
 }
 _PROOF_STATEMENTS = {
     "de": (
@@ -576,6 +586,10 @@ _PROOF_STATEMENTS = {
         "jede Quadratzahl bei Division durch vier den Rest null oder eins lässt",
         "die Summe der ersten n ungeraden Zahlen n² ist",
         "eine Menge mit n Elementen 2^n Teilmengen hat",
+        "zwei aufeinanderfolgende Zahlen keinen gemeinsamen Teiler größer als eins haben",
+        "unter je {m} ganzen Zahlen zwei sind, deren Differenz durch {n} teilbar ist",
+        "die Winkelsumme im Dreieck 180 Grad beträgt",
+        "wenn n² gerade ist, auch n gerade ist",
     ),
     "fr": (
         "la somme de deux nombres impairs est paire",
@@ -586,6 +600,10 @@ _PROOF_STATEMENTS = {
         "un carré parfait laisse un reste de zéro ou un dans la division par quatre",
         "la somme des n premiers nombres impairs vaut n²",
         "un ensemble à n éléments possède 2^n parties",
+        "deux entiers consécutifs sont toujours premiers entre eux",
+        "parmi {m} entiers quelconques, deux ont une différence divisible par {n}",
+        "si n² est pair, alors n est pair",
+        "un arbre à n sommets a n - 1 arêtes",
     ),
     "es": (
         "la suma de dos números impares es par",
@@ -596,6 +614,10 @@ _PROOF_STATEMENTS = {
         "todo cuadrado perfecto deja resto cero o uno al dividirlo entre cuatro",
         "la suma de los n primeros impares es n²",
         "un conjunto con n elementos tiene 2^n subconjuntos",
+        "dos enteros consecutivos no tienen divisores comunes mayores que uno",
+        "entre {m} enteros cualesquiera hay dos cuya diferencia es divisible entre {n}",
+        "si n² es par, entonces n es par",
+        "en cualquier fiesta el número de personas que dieron un número impar de apretones de manos es par",
     ),
     "it": (
         "la somma di due numeri dispari è pari",
@@ -628,13 +650,12 @@ _PROOF_SKETCH = {
 
 def _ml_proofs(rng: random.Random) -> Messages:
     lang = pick(rng, _LANGS)
-    statement = pick(rng, _PROOF_STATEMENTS[lang]).format(
-        q=pick(rng, (2, 3, 5, 6, 7, 10, 11)), k=rng.randint(2, 6)
-    )
+    n = rng.randint(3, 12)
+    q, k = pick(rng, (2, 3, 5, 6, 7, 10, 11)), rng.randint(2, 6)
+    statement = pick(rng, _PROOF_STATEMENTS[lang]).format(q=q, k=k, n=n, m=n + 1)
+    leads = [x for x in _LEADS[lang] if not x.startswith(("Rätsel", "Énigme", "Acertijo"))]
     text = (
-        pick(rng, _LEADS[lang])
-        + pick(rng, _PROOF_ASK[lang]).format(s=statement)
-        + pick(rng, _CLOSINGS[lang][:4])
+        pick(rng, leads) + pick(rng, _PROOF_ASK[lang]).format(s=statement) + pick(rng, _CLOSINGS[lang][:4])
     ).strip()
     systems = _SYSTEMS[lang] + (SYSTEM_PROMPTS[0],)
     return conversation(
