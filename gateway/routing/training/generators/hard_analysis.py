@@ -102,7 +102,8 @@ _CAUSAL = (
 
 
 def _causal(rng: random.Random) -> Messages:
-    c1, c2, both, either, mid, out, noise = (t.format(p=pick(rng, NAMES)) for t in pick(rng, _CAUSAL))
+    person = pick(rng, NAMES)
+    c1, c2, both, either, mid, out, noise = (t.format(p=person) for t in pick(rng, _CAUSAL))
     conj = rng.random() < 0.5
     facts = [
         f"{c1[0].upper() + c1[1:]}.",
@@ -119,9 +120,9 @@ def _causal(rng: random.Random) -> Messages:
         question = pick(
             rng,
             (
-                f"If it were not the case that {target}, would {out} still have happened?",
-                f"Suppose {target} had not happened. What would have happened instead?",
-                f"What would have happened if only {other}?",
+                f"If it were not the case that {target}, would it still be true that {out}?",
+                f"Suppose that this time it was not true that {target}. What would have happened instead?",
+                f"What if {other}, as before, but it were not the case that {target}?",
             ),
         )
         result = (
@@ -201,18 +202,65 @@ def _algorithms(rng: random.Random) -> Messages:
         f"{number_word(k % 5 + 3).capitalize()} philosophers sit at a round table with one fork between each pair. Each picks up the left fork, then the right. Why can they all starve, and which small rule change prevents it?",
     )
     body = pick(rng, templates)
+    followups = next(
+        (f for key, f in _ALGO_FOLLOWUPS if key in body),
+        ("and what's the space cost?", "what if n were tiny, does it matter?", "prove it"),
+    )
     return conversation(
         rng,
         ask(rng, body),
         answer="The key is the order in which resources or steps are taken; analysing the worst interleaving or input shows the bound.",
-        followups=(
-            "what about with three of them?",
-            "prove that your fix can't deadlock",
-            "and what's the space cost?",
-            "now make it lock-free",
-            "what if n were tiny, does it matter?",
-        ),
+        followups=followups,
     )
+
+
+# Follow-ups that make sense after a template, found by a phrase of the template.
+_ALGO_FOLLOWUPS = (
+    (
+        "locks the sender",
+        (
+            "what about a transfer chain of three accounts?",
+            "prove that your fix can't deadlock",
+            "and without ordering the locks?",
+        ),
+    ),
+    (
+        "queue lock",
+        ("now make it lock-free", "what if there are two queues?", "prove the new design can't stall"),
+    ),
+    (
+        "database transactions",
+        (
+            "and with three transactions?",
+            "how would you avoid it in the application?",
+            "what if both used row versioning instead?",
+        ),
+    ),
+    (
+        "philosophers",
+        (
+            "prove the fix is deadlock-free",
+            "and does your fix prevent starvation too?",
+            "now with one fork fewer",
+        ),
+    ),
+    (
+        "coins",
+        (
+            "and if you don't know whether it's lighter or heavier?",
+            "now for twice as many coins",
+            "prove the lower bound",
+        ),
+    ),
+    (
+        "like count",
+        ("what if there were ten servers?", "which fix scales better?", "and with a cache in front?"),
+    ),
+    (
+        "Fibonacci",
+        ("and the memory use of your fix?", "can you do it in logarithmic time?", "prove the call count"),
+    ),
+)
 
 
 # --- planning under constraints ----------------------------------------------------------------------------------

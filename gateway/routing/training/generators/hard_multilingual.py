@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Sequence
 
 from gateway.routing.training.generators.hard_common import (
     LICENCE,
@@ -64,31 +65,44 @@ LANG_ANSWER = {
     "it": "Passo per passo: {a}",
     "pt": "Passo a passo: {a}",
 }
+# Follow-ups that fit any problem; families add their own (a departure time, more people).
 LANG_FOLLOWUPS = {
     "de": (
-        "und wenn sie um 10 Uhr losfährt?",
-        "jetzt für 5 Personen",
         "Bist du sicher? Rechne nochmal nach.",
         "und umgekehrt?",
-        "beweise die Umkehrung",
+        "Erklär den zweiten Schritt genauer.",
+        "geht das auch kürzer?",
     ),
     "fr": (
-        "et si elle partait à 10 h ?",
-        "maintenant pour 5 personnes",
         "Tu es sûr ? Vérifie.",
         "et dans l'autre sens ?",
-        "démontre la réciproque",
+        "Explique mieux la deuxième étape.",
+        "on peut faire plus court ?",
     ),
     "es": (
-        "¿y si saliera a las 10?",
-        "ahora para 5 personas",
         "¿Seguro? Compruébalo otra vez.",
         "¿y al revés?",
-        "demuestra el recíproco",
+        "Explica mejor el segundo paso.",
+        "¿se puede hacer más corto?",
     ),
-    "it": ("e se partisse alle 10?", "ora per 5 persone", "sei sicuro? ricontrolla"),
-    "pt": ("e se saísse às 10?", "agora para 5 pessoas", "tem certeza? confira"),
+    "it": ("sei sicuro? ricontrolla", "e al contrario?"),
+    "pt": ("tem certeza? confira", "e ao contrário?"),
 }
+_MORE_PEOPLE: dict[str, tuple[str, ...]] = {
+    "de": ("jetzt für 5 Personen",),
+    "fr": ("maintenant pour 5 personnes",),
+    "es": ("ahora para 5 personas",),
+    "it": ("ora per 5 persone",),
+    "pt": ("agora para 5 pessoas",),
+}
+_LATER: dict[str, tuple[str, ...]] = {
+    "de": ("und wenn er um 10 Uhr losfährt?",),
+    "fr": ("et s'il partait à 10 h ?",),
+    "es": ("¿y si saliera a las 10?",),
+    "it": ("e se partisse alle 10?",),
+    "pt": ("e se saísse às 10?",),
+}
+
 _WEEKDAYS = {
     "de": ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
     "fr": ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"),
@@ -188,13 +202,17 @@ def lang_num(rng: random.Random, lang: str, n: int) -> str:
     return _NUMBERS[lang][n] if n <= 12 and rng.random() < 0.5 else str(n)
 
 
-def lang_finish(rng: random.Random, lang: str, body: str, answer: str) -> Messages:
+def lang_finish(rng: random.Random, lang: str, body: str, answer: str, extra: Sequence[str] = ()) -> Messages:
     text = (pick(rng, LANG_LEADS[lang]) + body + pick(rng, LANG_CLOSINGS[lang])).strip()
     if rng.random() < 0.08:
         text = text.lower()
     systems = LANG_SYSTEMS[lang] + (SYSTEM_PROMPTS[0], SYSTEM_PROMPTS[6])
     return conversation(
-        rng, text, answer=LANG_ANSWER[lang].format(a=answer), followups=LANG_FOLLOWUPS[lang], systems=systems
+        rng,
+        text,
+        answer=LANG_ANSWER[lang].format(a=answer),
+        followups=(*LANG_FOLLOWUPS[lang], *extra, *extra),
+        systems=systems,
     )
 
 
@@ -402,12 +420,12 @@ _SYLL = {
         "Kein {a} ist {b}. Alle {c} sind {a}. Folgt daraus, dass kein {c} {b} ist?",
     ),
     "fr": (
-        "Tous les {a} sont {b}. Certains {b} sont {c}. Peut-on en conclure que certains {a} sont {c} ?",
-        "Aucun {a} n'est {b}. Tous les {c} sont des {a}. Est-ce qu'aucun {c} n'est {b} ?",
+        "Tous les {a} sont des {b}. Certains {b} sont des {c}. Peut-on en conclure que certains {a} sont des {c} ?",
+        "Les {a} ne sont jamais des {b}. Tous les {c} sont des {a}. Peut-on conclure que les {c} ne sont jamais des {b} ?",
     ),
     "es": (
         "Todos los {a} son {b}. Algunos {b} son {c}. ¿Se deduce que algunos {a} son {c}?",
-        "Ningún {a} es {b}. Todos los {c} son {a}. ¿Se sigue que ningún {c} es {b}?",
+        "Los {a} nunca son {b}. Todos los {c} son {a}. ¿Se sigue que los {c} nunca son {b}?",
     ),
     "it": ("Tutti i {a} sono {b}. Alcuni {b} sono {c}. Ne segue che alcuni {a} sono {c}?",),
     "pt": ("Todos os {a} são {b}. Alguns {b} são {c}. Segue-se que alguns {a} são {c}?",),
@@ -437,13 +455,23 @@ _YES_NO = {
 }
 
 
-_PUZZLES = (_ml_swaps, _ml_train, _ml_weekday, _ml_order, _ml_navigation, _ml_syllogism)
+_NONE: dict[str, tuple[str, ...]] = {}
+# Each kind with its own follow-ups per language (added to the generic ones).
+_PUZZLES = (
+    (_ml_swaps, _MORE_PEOPLE),
+    (_ml_train, _LATER),
+    (_ml_weekday, _NONE),
+    (_ml_order, _MORE_PEOPLE),
+    (_ml_navigation, _NONE),
+    (_ml_syllogism, _NONE),
+)
 
 
 def _ml_puzzles(rng: random.Random) -> Messages:
     lang = pick(rng, LANGS)
-    body, answer = pick(rng, _PUZZLES)(rng, lang)
-    return lang_finish(rng, lang, body, answer)
+    kind, extra = pick(rng, _PUZZLES)
+    body, answer = kind(rng, lang)
+    return lang_finish(rng, lang, body, answer, extra.get(lang, ()))
 
 
 SOURCES: tuple[Source, ...] = (Source("gen:ml-puzzles", "hard", "reasoning", LICENCE, _ml_puzzles),)

@@ -227,12 +227,20 @@ def _navigation(rng: random.Random) -> Messages:
             else f"no, it is {abs(x)} {'east' if x >= 0 else 'west'} and {abs(y)} {'north' if y >= 0 else 'south'}"
         )
     if who == "You":
-        question = (
-            question.replace("it is", "you are")
-            .replace("does it end", "do you end")
-            .replace("Does it end", "Do you end")
-        )
-    body = intro + pick(rng, (" ", "\n")) + seq + pick(rng, (" ", "\n")) + question
+        for a, b in (
+            ("it is", "you are"),
+            ("does it end", "do you end"),
+            ("Does it end", "Do you end"),
+            ("it started", "you started"),
+        ):
+            question = question.replace(a, b)
+    body = (
+        intro
+        + pick(rng, (" ", "\n"))
+        + seq
+        + ("\n" if 0.35 <= style < 0.65 else pick(rng, (" ", "\n")))
+        + question
+    )
     return conversation(
         rng,
         ask(rng, body),

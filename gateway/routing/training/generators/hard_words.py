@@ -52,7 +52,7 @@ def _ages(rng: random.Random) -> tuple[str, str]:
         (
             f"{p} is {number_word(k)} times as old as {c}. In {number_word(years)} years, {p} will be {number_word(parent + years)}. How old is {c} now?",
             f"{p} is {maybe_words(rng, parent - child)} years older than {c}, and {p} is {number_word(k)} times {c}'s age. How old will {c} be when {p} is exactly twice {c}'s age?",
-            f"The sum of the ages of {p} and {c} is {maybe_words(rng, parent + child)}. {number_word(years).capitalize()} years ago {p} was {maybe_words(rng, parent - years)}. How old was {c} then?",
+            f"The sum of the ages of {p} and {c} is {maybe_words(rng, parent + child)}. {number_word(child - 1).capitalize()} years ago {p} was {maybe_words(rng, parent - child + 1)}. How old was {c} then?",
         ),
     )
     return (
@@ -139,22 +139,60 @@ def _two_prices(rng: random.Random) -> tuple[str, str]:
     return q, f"The cheaper one costs {small} (in hundredths of the currency), not the difference."
 
 
-_WORD_KINDS = (_rates, _ages, _mixture, _work, _sharing, _two_prices)
+# Each kind with the terse follow-ups that make sense after it.
+_WORD_KINDS = (
+    (
+        _rates,
+        (
+            "and if the second one left 30 minutes later?",
+            "what if the second one were 20% slower?",
+            "now with three of them",
+        ),
+    ),
+    (
+        _ages,
+        (
+            "and how old will they be when the ratio is three to two?",
+            "Can you check it a different way?",
+            "now with a third sibling, two years younger",
+        ),
+    ),
+    (
+        _mixture,
+        (
+            "and if I needed twice as much?",
+            "what if the strong one were only 45%?",
+            "now do it with three solutions",
+        ),
+    ),
+    (
+        _work,
+        (
+            "and with a third helper who is twice as slow?",
+            "what if one of them starts an hour late?",
+            "Can you check it a different way?",
+        ),
+    ),
+    (
+        _sharing,
+        ("now do it for 5 people", "and if the ratio were reversed?", "Can you check it a different way?"),
+    ),
+    (
+        _two_prices,
+        (
+            "and if the difference were twice as big?",
+            "why is the quick answer wrong?",
+            "now with three items",
+        ),
+    ),
+)
 
 
 def _wordproblem(rng: random.Random) -> Messages:
-    q, a = pick(rng, _WORD_KINDS)(rng)
+    kind, followups = pick(rng, _WORD_KINDS)
+    q, a = kind(rng)
     return conversation(
-        rng,
-        ask(rng, q),
-        answer="Setting up the relationships and solving: " + a,
-        followups=(
-            "now do it for 5 people",
-            "and if the numbers were doubled?",
-            "what if the second one were 20% slower?",
-            "Can you check it a different way?",
-            "same but with four of them",
-        ),
+        rng, ask(rng, q), answer="Setting up the relationships and solving: " + a, followups=followups
     )
 
 
