@@ -47,12 +47,13 @@ def _ages(rng: random.Random) -> tuple[str, str]:
     k = rng.randint(2, 5)
     parent = child * k
     years = rng.randint(2, 12)
+    back = rng.randint(1, child - 1)  # years ago, while the child was already born
     q = pick(
         rng,
         (
             f"{p} is {number_word(k)} times as old as {c}. In {number_word(years)} years, {p} will be {number_word(parent + years)}. How old is {c} now?",
             f"{p} is {maybe_words(rng, parent - child)} years older than {c}, and {p} is {number_word(k)} times {c}'s age. How old will {c} be when {p} is exactly twice {c}'s age?",
-            f"The sum of the ages of {p} and {c} is {maybe_words(rng, parent + child)}. {number_word(child - 1).capitalize()} years ago {p} was {maybe_words(rng, parent - child + 1)}. How old was {c} then?",
+            f"The sum of the ages of {p} and {c} is {maybe_words(rng, parent + child)}. {number_word(back).capitalize()} years ago {p} was {maybe_words(rng, parent - back)}. How old was {c} then?",
         ),
     )
     return (
