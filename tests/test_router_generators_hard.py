@@ -94,7 +94,9 @@ def test_mix_of_system_prompts_follow_ups_and_digit_free_prompts():
     assert 0.06 * total <= len(follow_ups) <= 0.3 * total
     # Follow-ups are terse: hard only because the conversation before them is.
     assert all(len(e.messages[-1]["content"]) <= 120 for e in follow_ups)
-    assert all(len(_first_user(e)) > len(e.messages[-1]["content"]) for e in follow_ups)
+    assert all(
+        len(e.messages[-1]["content"]) < max(len(m["content"]) for m in e.messages[:-1]) for e in follow_ups
+    )
     # Hard must not mean "has digits": a good share is written in words only.
     assert digit_free >= 0.3 * total
 
@@ -104,6 +106,24 @@ def test_every_source_has_system_prompts_and_follow_ups():
         examples = _draws(s)
         assert any(e.messages[0]["role"] == "system" for e in examples), s.name
         assert any(sum(m["role"] == "user" for m in e.messages) > 1 for e in examples), s.name
+
+
+def test_context_sources_put_the_difficulty_outside_the_newest_turn():
+    by_name = {s.name: s for s in SOURCES}
+    for e in _draws(by_name["gen:system-task"]):
+        assert e.messages[0]["role"] == "system" and len(e.messages[0]["content"]) >= 80
+        assert len(e.messages[-1]["content"]) <= 80
+    chains = _draws(by_name["gen:followup-chain"])
+    for e in chains:
+        users = [m["content"] for m in e.messages if m["role"] == "user"]
+        assert len(users) >= 2 and len(users[-1]) <= 80
+    # The problems before are much longer than the follow-up (a few short competition questions aside).
+    long_before = sum(
+        sum(len(m["content"]) for m in e.messages[:-1] if m["role"] == "user")
+        > 2 * len(e.messages[-1]["content"])
+        for e in chains
+    )
+    assert long_before >= 0.95 * len(chains)
 
 
 _LANGUAGE_MARKERS = {

@@ -29,6 +29,7 @@ __all__ = [
     "number_word",
     "pick",
     "sample",
+    "strip_ask",
 ]
 
 T = TypeVar("T")
@@ -123,6 +124,19 @@ def ask(rng: random.Random, body: str, *, closings: Sequence[str] = _CLOSINGS, l
         text = text.lower()
     elif roll < 0.14:
         text = _typo(rng, text)
+    return text.strip()
+
+
+def strip_ask(text: str) -> str:
+    """The problem without the lead-in and closing ``ask`` added (for quoting it inside another frame)."""
+    for lead in sorted(set(_LEADS), key=len, reverse=True):
+        if lead and text.lower().startswith(lead.lower()):
+            text = text[len(lead) :]
+            break
+    for closing in sorted(set(_CLOSINGS), key=len, reverse=True):
+        if closing and text.lower().endswith(closing.lower()):
+            text = text[: -len(closing)]
+            break
     return text.strip()
 
 

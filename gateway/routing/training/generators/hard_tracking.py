@@ -234,13 +234,9 @@ def _navigation(rng: random.Random) -> Messages:
             ("it started", "you started"),
         ):
             question = question.replace(a, b)
-    body = (
-        intro
-        + pick(rng, (" ", "\n"))
-        + seq
-        + ("\n" if 0.35 <= style < 0.65 else pick(rng, (" ", "\n")))
-        + question
-    )
+    listed = 0.35 <= style < 0.65  # a bulleted route starts and ends on its own lines
+    gap = "\n" if listed else pick(rng, (" ", "\n"))
+    body = intro + gap + seq + ("\n" if listed else pick(rng, (" ", "\n"))) + question
     return conversation(
         rng,
         ask(rng, body),
