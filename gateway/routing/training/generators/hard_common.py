@@ -68,6 +68,10 @@ _LEADS = (
     "", "", "", "", "Quick one: ", "Can you help me with this? ", "I'm stuck on this. ", "Puzzle: ",
     "Here's a question from my homework. ", "My friend asked me this and I can't work it out. ",
     "Try this: ", "hey, ", "Please solve: ", "I need help with a problem. ", "Question: ",
+    "I'm preparing a quiz for my students and want to be sure of the answer before I hand it out. ",
+    "We argued about this at dinner last night and nobody agrees, so settle it please. ",
+    "This came up in a job interview and I froze. ", "Teacher here, checking an answer key. ",
+    "can u solve this ", "I need the answer for a report due in an hour. ", "Riddle from a puzzle book: ",
 )  # fmt: skip
 
 _CLOSINGS = (

@@ -35,20 +35,29 @@ _SCALES = (
     ("richer", "poorer", "richest", "poorest", "rich"),
     ("more expensive", "cheaper", "most expensive", "cheapest", "expensive"),
 )
+# Things to compare, with the scales that make sense for them.
 _THINGS = (
-    ("the oak", "the birch", "the pine", "the maple", "the willow", "the cedar"),
-    ("the red car", "the blue car", "the grey car", "the white car", "the green car", "the black car"),
-    ("the tortoise", "the dog", "the cat", "the rabbit", "the horse", "the goat"),
+    (("the oak", "the birch", "the pine", "the maple", "the willow", "the cedar"), ("taller", "older")),
+    (
+        ("the red car", "the blue car", "the grey car", "the white car", "the green car", "the black car"),
+        ("faster", "heavier", "more expensive", "older"),
+    ),
+    (
+        ("the tortoise", "the dog", "the cat", "the rabbit", "the horse", "the goat"),
+        ("heavier", "faster", "older", "taller"),
+    ),
 )
+_PEOPLE_SCALES = ("taller", "older", "heavier", "faster", "richer")
 
 
 def _ordering(rng: random.Random) -> Messages:
     n = rng.randint(4, 6)
     more, less, most, least, base = pick(rng, _SCALES)
-    if more in ("richer", "poorer", "older", "younger") or rng.random() < 0.6:
+    fitting = [things for things, scales in _THINGS if more in scales]
+    if more in _PEOPLE_SCALES and (not fitting or rng.random() < 0.6):
         people = sample(rng, NAMES, n)
     else:
-        people = sample(rng, pick(rng, _THINGS), n)
+        people = sample(rng, pick(rng, fitting), n)
     order = people[:]  # order[0] is the "most"
     rng.shuffle(order)
     # A chain of adjacent comparisons (needed) plus a redundant one, each stated in either direction.
@@ -82,6 +91,12 @@ def _ordering(rng: random.Random) -> Messages:
     intro = pick(rng, ("", f"There are {number_word(n)} of them. ", "Consider the following facts. ", ""))
     sep = pick(rng, (" ", "\n"))
     body = intro + sep.join(clues) + sep + question
+    if rng.random() < 0.15:  # terse, as typed in a hurry: short hard prompts exist too
+        body = (
+            "; ".join(c.rstrip(".").replace(" is ", " ", 1) for c in clues)
+            + ". "
+            + question.replace("Who is the ", "who's ")
+        )
     prompt = ask(rng, body)
     return conversation(
         rng,
