@@ -92,11 +92,9 @@ def _ordering(rng: random.Random) -> Messages:
     sep = pick(rng, (" ", "\n"))
     body = intro + sep.join(clues) + sep + question
     if rng.random() < 0.15:  # terse, as typed in a hurry: short hard prompts exist too
-        body = (
-            "; ".join(c.rstrip(".").replace(" is ", " ", 1) for c in clues)
-            + ". "
-            + question.replace("Who is the ", "who's ")
-        )
+        terse = [c.rstrip(".").replace(" is ", " ", 1) for c in clues]
+        terse = terse[:1] + [c[0].lower() + c[1:] if c.startswith("The ") else c for c in terse[1:]]
+        body = "; ".join(terse) + ". " + question.replace("Who is the ", "who's ")
     prompt = ask(rng, body)
     return conversation(
         rng,

@@ -28,7 +28,7 @@ _ITEM_SETS = (
     ("a red ball", "a blue ball", "a green ball", "a yellow ball", "a white ball", "a black ball"),
     ("a novel", "a cookbook", "an atlas", "a comic", "a dictionary", "a poetry book"),
     ("a violin", "a flute", "a drum", "a trumpet", "a cello", "a harp"),
-    ("the goalkeeper spot", "left wing", "right wing", "striker", "centre back", "midfield"),
+    ("a straw hat", "a beret", "a beanie", "a top hat", "a baseball cap", "a sun hat"),
     ("a mango", "a pear", "a kiwi", "a plum", "a lemon", "a fig"),
     ("a silver key", "a brass key", "a copper key", "an iron key", "a gold key", "a glass key"),
 )
@@ -45,7 +45,8 @@ def _swaps(rng: random.Random) -> Messages:
     people = sample(rng, NAMES, n)
     kind = rng.random()
     if kind < 0.55:
-        items = sample(rng, pick(rng, _ITEM_SETS), n)
+        item_set = pick(rng, _ITEM_SETS)
+        items = sample(rng, item_set, n)
         holding = dict(zip(people, items, strict=True))
         what = pick(rng, ("items", "what they hold", "presents", "things"))
         steps = []

@@ -265,12 +265,13 @@ _TABLES = (
 
 def _table_rows(rng: random.Random, kind: str, groups: tuple[str, ...]) -> list[tuple[str, str, int, int]]:
     n = rng.randint(5, 9)
+    names = sample(rng, NAMES, n)  # distinct, so "which student" has one answer
     rows = []
     for i in range(n):
         if kind == "employee":
             rows.append(
                 (
-                    NAMES[(rng.randrange(len(NAMES)) + i) % len(NAMES)],
+                    names[i],
                     pick(rng, groups),
                     rng.randint(30, 95) * 1000,
                     rng.randint(2008, 2024),
@@ -314,7 +315,7 @@ def _table_rows(rng: random.Random, kind: str, groups: tuple[str, ...]) -> list[
         else:
             rows.append(
                 (
-                    NAMES[(rng.randrange(len(NAMES)) + i) % len(NAMES)],
+                    names[i],
                     pick(rng, groups),
                     rng.randint(35, 100),
                     rng.randint(0, 12),
