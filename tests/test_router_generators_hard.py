@@ -10,9 +10,11 @@ import functools
 import importlib
 import itertools
 import json
+import os
 import pkgutil
 import random
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -82,6 +84,33 @@ def test_source_is_deterministic_valid_and_mostly_distinct(source: Source):
 
     duplicates = N - len({_key(e) for e in first})
     assert duplicates <= MAX_DUPLICATE_RATE * N, f"{source.name}: {duplicates} duplicates in {N}"
+
+
+_DIGEST = """
+import hashlib, importlib, json, pkgutil
+import gateway.routing.training.generators as g
+h = hashlib.sha256()
+for m in sorted(m.name for m in pkgutil.iter_modules(g.__path__) if m.name.startswith("hard_")):
+    for s in importlib.import_module(f"{g.__name__}.{m}").SOURCES:
+        for e in s.examples(60, 5):
+            h.update(json.dumps(e.to_json(), sort_keys=True).encode())
+print(h.hexdigest())
+"""
+
+
+def test_draws_do_not_depend_on_hash_randomisation():
+    # Iterating over a set of strings would make a draw depend on PYTHONHASHSEED, i.e. on the process.
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", _DIGEST],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1
 
 
 def test_mix_of_system_prompts_follow_ups_and_digit_free_prompts():

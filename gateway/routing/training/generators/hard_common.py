@@ -133,11 +133,11 @@ def ask(rng: random.Random, body: str, *, closings: Sequence[str] = _CLOSINGS, l
 
 def strip_ask(text: str) -> str:
     """The problem without the lead-in and closing ``ask`` added (for quoting it inside another frame)."""
-    for lead in sorted(set(_LEADS), key=len, reverse=True):
+    for lead in sorted(set(_LEADS), key=lambda s: (-len(s), s)):
         if lead and text.lower().startswith(lead.lower()):
             text = text[len(lead) :]
             break
-    for closing in sorted(set(_CLOSINGS), key=len, reverse=True):
+    for closing in sorted(set(_CLOSINGS), key=lambda s: (-len(s), s)):
         if closing and text.lower().endswith(closing.lower()):
             text = text[: -len(closing)]
             break

@@ -349,7 +349,7 @@ def _tablelookup(rng: random.Random) -> Messages:
         (
             f"Which {cols[1]} has the highest average {cols[2]}?",
             max(
-                {r[1] for r in rows},
+                sorted({r[1] for r in rows}),  # sorted: set order varies with PYTHONHASHSEED
                 key=lambda k: sum(r[2] for r in rows if r[1] == k) / sum(1 for r in rows if r[1] == k),
             ),
         ),
