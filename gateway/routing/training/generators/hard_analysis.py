@@ -196,7 +196,7 @@ def _algorithms(rng: random.Random) -> Messages:
         f"A cache keeps the {number_word(k)} most recently used pages. A batch job reads {number_word(k + 1)} different pages in the same order over and over. What hit rate does it get, and would a cache that evicts a random page do better?",
         f"A hash table uses a hash function that, by mistake, sends every key to the same bucket. What does inserting {n} {thing} cost in total, and what does looking one up cost?",
         f"Is it possible to find the median of {n} {thing} without sorting them? What is the best running time you can achieve and roughly how does the method work?",
-        f"Someone computes the {number_word(k % 30 + 20)}th Fibonacci number with the plain recursive definition. Roughly how many calls does that make, why is it so slow, and what is the smallest change that makes it fast?",
+        f"Someone computes the {k % 30 + 20}th Fibonacci number with the plain recursive definition. Roughly how many calls does that make, why is it so slow, and what is the smallest change that makes it fast?",
         f"I need to answer {maybe_words(rng, k * 1000)} membership questions against a fixed list of {n} {thing}. Is it better to sort once and binary-search each time, or to scan the list for every question? Where is the crossover?",
         f"A binary search on a sorted list of {thing} sometimes loops forever when the list has exactly two elements left. The midpoint is computed by rounding down, and when the middle element is too small the lower bound is set to the midpoint. Why does it loop, and what is the fix?",
         f"{number_word(k % 5 + 3).capitalize()} philosophers sit at a round table with one fork between each pair. Each picks up the left fork, then the right. Why can they all starve, and which small rule change prevents it?",
@@ -285,6 +285,10 @@ def _crossing(rng: random.Random) -> tuple[str, str]:
     return q, "Seven crossings, taking the middle one over first and bringing it back once."
 
 
+def _a(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
 def _jugs(rng: random.Random) -> tuple[str, str]:
     a, b = sample(rng, (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13), 2)
     target = rng.randint(1, max(a, b) - 1)
@@ -292,8 +296,8 @@ def _jugs(rng: random.Random) -> tuple[str, str]:
     q = pick(
         rng,
         (
-            f"I have a {number_word(a)}-litre jug and a {number_word(b)}-litre jug, no markings, and a tap. How do I measure exactly {number_word(target)} litres?",
-            f"With only an unmarked {a} litre bucket and an unmarked {b} litre bucket, is it possible to end up with exactly {target} litres in one of them? If so, give the shortest sequence of pours.",
+            f"I have {_a(number_word(a))}-litre jug and {_a(number_word(b))}-litre jug, no markings, and a tap. How do I measure exactly {number_word(target)} litres?",
+            f"With only an unmarked {a}-litre bucket and an unmarked {b}-litre bucket, is it possible to end up with exactly {target} litres in one of them? If so, give the shortest sequence of pours.",
         ),
     )
     return q, (

@@ -179,7 +179,7 @@ def _remainder(rng: random.Random) -> tuple[str, str]:
     r1, r2 = rng.randrange(m1), rng.randrange(m2)
     x = next(v for v in range(1, m1 * m2 + 1) if v % m1 == r1 and v % m2 == r2)
     return (
-        f"A basket of eggs: taken out {number_word(m1)} at a time, {number_word(r1)} {'is' if r1 == 1 else 'are'} left over; taken out {number_word(m2)} at a time, {number_word(r2)} {'is' if r2 == 1 else 'are'} left over. What is the smallest number of eggs the basket could hold?",
+        f"A basket of eggs: taken out {number_word(m1)} at a time, {number_word(r1) if r1 else 'none'} {'is' if r1 <= 1 else 'are'} left over; taken out {number_word(m2)} at a time, {number_word(r2) if r2 else 'none'} {'is' if r2 <= 1 else 'are'} left over. What is the smallest number of eggs the basket could hold?",
         str(x),
     )
 

@@ -345,17 +345,37 @@ def _count_range(rng: random.Random) -> tuple[str, str]:
     return q, f"{count}."
 
 
-def _counting(rng: random.Random) -> Messages:
-    q, a = pick(rng, (_letters, _inventory, _fruit, _count_range, _inventory))(rng)
-    return conversation(
-        rng,
-        ask(rng, q),
-        answer="Counting carefully, item by item: " + a,
-        followups=(
+# Each kind with the terse follow-ups that make sense after it.
+_COUNT_KINDS = (
+    (
+        _letters,
+        ("and the other letters?", "Are you sure? Count again, one by one.", "now without the first word"),
+    ),
+    (
+        _inventory,
+        (
             "and how many are not?",
             "Are you sure? Count again, one by one.",
             "now the same for the other colour",
         ),
+    ),
+    (
+        _fruit,
+        (
+            "and how many vegetables?",
+            "Are you sure? Count again, one by one.",
+            "what if she eats two of the fruit?",
+        ),
+    ),
+    (_count_range, ("and multiples of both?", "now up to a thousand", "Are you sure? Check with a formula.")),
+)
+
+
+def _counting(rng: random.Random) -> Messages:
+    kind, followups = pick(rng, _COUNT_KINDS)
+    q, a = kind(rng)
+    return conversation(
+        rng, ask(rng, q), answer="Counting carefully, item by item: " + a, followups=followups
     )
 
 
