@@ -16,6 +16,7 @@ import random
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -287,3 +288,52 @@ def _clue_holds(clue: str, q: tuple[str, ...]) -> bool:
     if "number one" in clue:
         return at[0] == 0
     raise LookupError(clue)
+
+
+def test_knights_and_knaves_puzzles_have_exactly_one_solution():
+    # An independent reading of the statements in the prompt; varied-beyond-parsing prompts are skipped.
+    rng = random.Random(11)
+    checked = 0
+    for _ in range(60):
+        prompt = _first_user(Example(hard_deduction._knights(rng), "hard", "gen:knights", "reasoning"))
+        kinds = [k for k in hard_deduction._ISLANDS if k[0] in prompt and k[1] in prompt]
+        lines = prompt.split("\n")
+        people = [w for w in re.findall(r"[A-Z][a-z]+", lines[0]) if w in hard_deduction.NAMES]
+        said = [re.fullmatch(r"(\w+)(?: says:| tells you,|:) [\"'](.*)[\"']", ln) for ln in lines[1:-1]]
+        if len(kinds) != 1 or len(people) < 2 or not said or not all(said):
+            continue
+        good, bad = kinds[0][0], kinds[0][1]
+        statements = [(m.group(1), m.group(2)) for m in said if m]
+        try:
+            solutions = [
+                w
+                for values in itertools.product((True, False), repeat=len(people))
+                for w in [dict(zip(people, values, strict=True))]
+                if all(_statement_true(text, who, w, good, bad) == w[who] for who, text in statements)
+            ]
+        except LookupError:
+            continue
+        checked += 1
+        assert len(solutions) == 1, prompt
+    assert checked >= 40
+
+
+def _statement_true(text: str, me: str, w: dict[str, bool], good: str, bad: str) -> bool:
+    liars = sum(not v for v in w.values())
+    rules: list[tuple[str, Callable[[re.Match[str]], bool]]] = [
+        (rf"(\w+) is one of the {bad}\.", lambda m: not w[m.group(1)]),
+        (rf"(\w+) is one of the {good}\.", lambda m: w[m.group(1)]),
+        (r"(\w+) and I are the same kind\.", lambda m: w[m.group(1)] == w[me]),
+        (r"(\w+) and I are different kinds\.", lambda m: w[m.group(1)] != w[me]),
+        (rf"If I am one of the {good}, then so is (\w+)\.", lambda m: not w[me] or w[m.group(1)]),
+        (rf"Either I or (\w+) is one of the {bad}, or both are\.", lambda m: not (w[me] and w[m.group(1)])),
+        (rf"Exactly one of us is one of the {good}\.", lambda m: len(w) - liars == 1),
+        (rf"At least one of us is one of the {bad}\.", lambda m: liars >= 1),
+        (rf"All of us are {bad}\.", lambda m: liars == len(w)),
+        (rf"Exactly two of us are {bad}\.", lambda m: liars == 2),
+    ]
+    for pattern, truth in rules:
+        match = re.fullmatch(pattern, text)
+        if match and (match.lastindex is None or match.group(1) in w):
+            return truth(match)
+    raise LookupError(text)
