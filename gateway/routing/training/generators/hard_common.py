@@ -122,7 +122,8 @@ def _typo(rng: random.Random, text: str) -> str:
 
 def ask(rng: random.Random, body: str, *, closings: Sequence[str] = _CLOSINGS, lead: bool = True) -> str:
     """Varies the surface of one English prompt: a lead-in, a closing, sometimes lowercase or a typo."""
-    text = (pick(rng, _LEADS) if lead else "") + body + pick(rng, closings)
+    # Half the prompts start straight with the problem; the rest with one of the lead-ins.
+    text = (pick(rng, _LEADS) if lead and rng.random() < 0.5 else "") + body + pick(rng, closings)
     roll = rng.random()
     if roll < 0.08:
         text = text.lower()

@@ -165,7 +165,7 @@ def _span(rng: random.Random) -> tuple[str, str]:
 
 
 def _backwards(rng: random.Random) -> tuple[str, str]:
-    end = _base_time(rng)
+    end = _base_time(rng).replace(hour=rng.randint(11, 21))  # a meal or an event, not at dawn
     steps = [
         (
             pick(rng, ("roasting", "baking", "proofing the dough", "simmering the stock", "marinating")),
