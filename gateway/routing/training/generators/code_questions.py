@@ -130,8 +130,112 @@ def _design(rng: random.Random) -> Messages:
     return _user(rng, text)
 
 
+_VERBS = [
+    "refactor",
+    "optimise",
+    "speed up",
+    "port",
+    "parallelise",
+    "add unit tests to",
+    "add type hints to",
+    "profile",
+    "make thread-safe",
+    "fix the memory leak in",
+    "clean up",
+    "reduce the allocations in",
+    "rewrite",
+    "harden",
+    "vectorise",
+    "debug",
+]
+_ARTIFACTS = [
+    "parser",
+    "web scraper",
+    "CLI tool",
+    "REST client",
+    "Dockerfile",
+    "SQL query",
+    "regex",
+    "bash script",
+    "CI pipeline",
+    "React component",
+    "Django model",
+    "Kafka consumer",
+    "Terraform module",
+    "matrix multiplication",
+    "image resizer",
+    "login handler",
+    "cron job",
+    "state machine",
+]
+_PURPOSES = [
+    "for speed",
+    "so it handles unicode",
+    "to stream instead of buffering",
+    "to use async",
+    "without breaking the API",
+    "for readability",
+    "to cut its memory use",
+    "so it survives retries",
+    "",
+]
+_TERSE = [
+    "{verb} my {lang} {artifact} {purpose}",
+    "Please {verb} my {artifact} {purpose}",
+    "can you {verb} this {lang} {artifact} {purpose}?",
+    "Help me {verb} our {artifact} ({lang}) {purpose}",
+    "{verb} the {artifact} {purpose} — it's {lang}",
+    "I want to {verb} a {lang} {artifact} {purpose}. Where do I start, concretely?",
+]
+_SNIPPETS = [
+    "a regex that matches {thing}",
+    "a SQL query that returns {report}",
+    "a bash one-liner that {shell}",
+    "a jq filter that {json}",
+]
+_THINGS = ["valid email addresses", "ISO dates", "hex colours", "UK postcodes", "semantic version numbers"]
+_REPORTS = [
+    "the top 3 customers by revenue per month",
+    "users who ordered twice in one week",
+    "the running total of sales per region",
+    "each employee's manager's manager",
+]
+_SHELL = [
+    "renames every .jpeg to .jpg recursively",
+    "counts unique IPs in an access log",
+    "finds the 10 largest files under a folder",
+    "deletes branches already merged into main",
+]
+_JSON = ["flattens nested arrays of users", "sums the price of every item", "keeps only failed jobs"]
+_SNIPPET_ASKS = ["Write {s}.", "I need {s}", "Give me {s}, and explain each part.", "{s}? please"]
+
+
+def _terse(rng: random.Random) -> Messages:
+    text = rng.choice(_TERSE).format(
+        verb=rng.choice(_VERBS),
+        lang=rng.choice(_LANGS),
+        artifact=rng.choice(_ARTIFACTS),
+        purpose=rng.choice(_PURPOSES),
+    )
+    text = " ".join(text.split()).replace(" ?", "?").replace(" .", ".")
+    return _user(rng, text[0].upper() + text[1:] if rng.random() < 0.7 else text)
+
+
+def _snippet(rng: random.Random) -> Messages:
+    s = rng.choice(_SNIPPETS).format(
+        thing=rng.choice(_THINGS),
+        report=rng.choice(_REPORTS),
+        shell=rng.choice(_SHELL),
+        json=rng.choice(_JSON),
+    )
+    text = rng.choice(_SNIPPET_ASKS).format(s=s)
+    return _user(rng, text[0].upper() + text[1:])
+
+
 SOURCES = (
     Source("gen:code-debug", "hard", "code", _LICENCE, _debug),
     Source("gen:code-write", "hard", "code", _LICENCE, _write),
     Source("gen:code-design", "hard", "code", _LICENCE, _design),
+    Source("gen:code-terse", "hard", "code", _LICENCE, _terse),
+    Source("gen:code-snippets", "hard", "code", _LICENCE, _snippet),
 )
