@@ -6,9 +6,9 @@
 The model is ``auto``: the gateway decides per turn. Turns that offer tools, or that carry a tool result
 back to the model, go to the autoregressive backend (``tool-heavy:tools``, ``tool-heavy:agent-loop``):
 the diffusion model is weaker at agentic tool use. Once the exchange is over, a chit-chat turn that offers
-no tools goes to the fast diffusion backend (``default``). The ``x-gateway-*`` response headers say so on
-every turn; an agent framework that always sends its whole tool list keeps every turn on the
-autoregressive backend, which is the safe choice.
+no tools goes to the fast diffusion backend (``default:score=0.03``: the difficulty scorer found it
+easy). The ``x-gateway-*`` response headers say so on every turn; an agent framework that always sends
+its whole tool list keeps every turn on the autoregressive backend, which is the safe choice.
 """
 
 from __future__ import annotations

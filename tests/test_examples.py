@@ -41,7 +41,9 @@ def test_agent_loop_tool_turns_go_to_autoregressive_and_chit_chat_to_diffusion(g
     assert set(answer.route.split(",")) == {"tool-heavy:tools", "tool-heavy:agent-loop"}
     assert answer.detail
     # The exchange is over and the turn offers no tools: the fast backend takes it.
-    assert chit_chat.backend == "diffusion" and chit_chat.route == "default" and chit_chat.detail
+    assert (
+        chit_chat.backend == "diffusion" and chit_chat.route.startswith("default:score=") and chit_chat.detail
+    )
     assert all(s.fallback is None for s in steps)
 
 
@@ -104,7 +106,7 @@ async def test_telegram_bot_end_to_end(make_gateway, diffusion_sim, ar_sim):
                 fake.say(chat, "/route")
                 await until(answered(2))
                 route = fake.replies_to(chat)[1].text
-                assert "diffusion (default)" in route and "paced over 300 ms" in route
+                assert "diffusion (default:score=" in route and "paced over 300 ms" in route
 
                 # /quality: the next answers come from the autoregressive backend.
                 fake.say(chat, "/quality")

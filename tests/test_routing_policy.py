@@ -164,9 +164,9 @@ def test_default_policy(name, payload, backend, reasons):
 
 def test_incompatible_requests_never_fall_back_to_diffusion():
     assert route({**user("hi"), "seed": 1}).candidates == ("autoregressive",)
-    assert route({**user("Write a python function")}).candidates == ("autoregressive", "diffusion")
+    assert route({**user("Why?\n```python\nprint(x)\n```")}).candidates == ("autoregressive", "diffusion")
     no_fallback = RoutingSettings(fallback_to_diffusion=False)
-    assert route(user("Write a python function"), policy=no_fallback).candidates == ("autoregressive",)
+    assert route(user("Why?\n```python\nprint(x)\n```"), policy=no_fallback).candidates == ("autoregressive",)
 
 
 def test_temperature_can_be_routed_instead_of_adapted():
@@ -188,7 +188,7 @@ def test_temperature_can_be_routed_instead_of_adapted():
     ],
 )
 def test_explicit_choices_win_without_fallback(kw, backend, reason):
-    decision = route(user("Write a python function"), **kw)  # hard by policy, but explicit wins
+    decision = route(user("Why?\n```python\nprint(x)\n```"), **kw)  # hard by policy, but explicit wins
     assert decision.candidates == (backend,) and decision.reasons[0] == reason
 
 
@@ -208,9 +208,9 @@ def test_explicit_errors():
 
 
 def test_principal_backend_restrictions():
-    assert route(user("Write a python function"), allowed_backends=frozenset({"diffusion"})).candidates == (
-        "diffusion",
-    )
+    assert route(
+        user("Why?\n```python\nprint(x)\n```"), allowed_backends=frozenset({"diffusion"})
+    ).candidates == ("diffusion",)
     with pytest.raises(PermissionDenied):
         route({**user("hi"), "seed": 1}, allowed_backends=frozenset({"diffusion"}))
     with pytest.raises(PermissionDenied):
@@ -226,7 +226,7 @@ def test_operator_rules_run_first():
             ]
         }
     )
-    decision = route(user("Write a python function"), policy=policy, principal="telegram")
+    decision = route(user("Why?\n```python\nprint(x)\n```"), policy=policy, principal="telegram")
     assert decision.candidates[0] == "diffusion" and decision.reasons == ("rule:bots-fast",)
     long = {"messages": [{"role": "user", "content": "hi"}] * 3}
     assert route(long, policy=policy).reasons == ("rule:long-chats",)
@@ -279,7 +279,7 @@ def test_spillover_queue_mode():
 
 
 def test_single_backend_configurations():
-    assert route(user("Write a python function"), backends=(D,)).candidates == ("diffusion",)
+    assert route(user("Why?\n```python\nprint(x)\n```"), backends=(D,)).candidates == ("diffusion",)
     assert route(user("hi"), backends=(A,)).candidates == ("autoregressive",)
 
 
