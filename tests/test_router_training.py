@@ -1,0 +1,90 @@
+"""``gateway router train`` and ``gateway router eval``: an operator's retraining loop (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from gateway.cli import main
+from gateway.routing.scorer import load_model
+from gateway.routing.training.data import DataError, builtin_examples, builtin_sources, load_jsonl
+
+EASY = [
+    "hi there",
+    "thanks a lot!",
+    "write a haiku about rain",
+    "what's the capital of Peru?",
+    "good morning",
+]
+HARD = [
+    "Prove that {n} is not a perfect square.",
+    "If Ann is older than Bo and Bo older than Cy, who is youngest of {n} people?",
+    "Find the remainder of {n}^100 divided by 7.",
+    "How many ways can {n} people sit at a round table?",
+]
+
+
+def write_data(path: Path, n: int = 40, seed: int = 1) -> None:
+    """A small labelled file in two sources, as an operator would export from their own traffic."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        hard = i % 2 == 0
+        text = rng.choice(HARD).format(n=rng.randint(3, 99)) if hard else f"{rng.choice(EASY)} #{i}"
+        source = "file:team-a" if i % 4 < 2 else "file:team-b"
+        rows.append({"messages": [{"role": "user", "content": text}], "label": "hard" if hard else "easy"})
+        rows[-1]["source"] = source
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+
+def test_train_is_deterministic_and_eval_reads_the_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "labelled.jsonl"
+    write_data(data)
+    first, second = tmp_path / "a.json.gz", tmp_path / "b.json.gz"
+    for out in (first, second):
+        assert main(["router", "train", "--no-builtin", "--data", str(data), "--out", str(out)]) == 0
+    assert first.read_bytes() == second.read_bytes()  # seeded, and the file carries no timestamp
+    printed = capsys.readouterr().out
+    assert "Leave-one-source-out" in printed and "file:team-a" in printed and "chosen threshold" in printed
+    model = load_model(first)
+    assert model.meta["examples"] == 40 and set(model.meta["by_source"]) == {"file:team-a", "file:team-b"}
+    assert model.score("Prove that 51 is not a perfect square.").score > model.score("hi there #3").score
+
+    assert main(["router", "eval", "--data", str(data), "--model", str(first)]) == 0
+    report = capsys.readouterr().out
+    assert "| class | label | n | routed as labelled |" in report
+    assert "| labelled \\ scored |" in report and "| threshold | hard recall | easy recall |" in report
+
+
+def test_a_bad_training_file_names_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "bad.jsonl"
+    data.write_text('{"messages": [{"role": "user", "content": "hi"}], "label": "easy"}\n{"label": "meh"}\n')
+    assert main(["router", "train", "--no-builtin", "--data", str(data), "--out", str(tmp_path / "m")]) == 2
+    assert f"{data}:2: label must be" in capsys.readouterr().err
+    with pytest.raises(DataError, match=r"bad\.jsonl:1: not JSON"):
+        (tmp_path / "bad.jsonl").write_text("{nope\n")
+        load_jsonl(tmp_path / "bad.jsonl")
+    assert main(["router", "eval", "--data", str(tmp_path / "missing.jsonl")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_one_label_only_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "easy.jsonl"
+    data.write_text('{"prompt": "hello", "label": "easy"}\n{"prompt": "hi", "label": "easy"}\n')
+    assert main(["router", "train", "--no-builtin", "--data", str(data), "--out", str(tmp_path / "m")]) == 2
+    assert "both labels" in capsys.readouterr().err
+
+
+def test_the_builtin_sources_are_distinct_and_labelled() -> None:
+    sources = builtin_sources()
+    names = [s.name for s in sources]
+    assert len(names) == len(set(names)) >= 40
+    assert {s.label for s in sources} == {"hard", "easy"}
+    examples = builtin_examples(5, seed=3)
+    assert examples == builtin_examples(5, seed=3)
+    assert {e.source for e in examples} >= set(names)
