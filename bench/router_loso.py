@@ -30,7 +30,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--per-source", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--c", type=float, default=FitSettings.c)
+    parser.add_argument("--c", type=float, default=FitSettings().c)
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args()
     started = time.perf_counter()
