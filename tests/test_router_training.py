@@ -46,9 +46,23 @@ def test_train_is_deterministic_and_eval_reads_the_model(
     data = tmp_path / "labelled.jsonl"
     write_data(data)
     first, second = tmp_path / "a.json.gz", tmp_path / "b.json.gz"
+    card = tmp_path / "card.md"
     for out in (first, second):
-        assert main(["router", "train", "--no-builtin", "--data", str(data), "--out", str(out)]) == 0
+        argv = [
+            "router",
+            "train",
+            "--no-builtin",
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--card",
+            str(card),
+        ]
+        assert main(argv) == 0
     assert first.read_bytes() == second.read_bytes()  # seeded, and the file carries no timestamp
+    text = card.read_text()
+    assert "| file:team-a | " in text and "operator's data" in text and "hard recall" in text
     printed = capsys.readouterr().out
     assert "Leave-one-source-out" in printed and "file:team-a" in printed and "chosen threshold" in printed
     model = load_model(first)

@@ -35,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="store this threshold instead of choosing one by leave-one-source-out evaluation",
     )
     p.add_argument("--out", type=Path, required=True, help="the model file to write (.json.gz)")
+    p.add_argument("--card", type=Path, help="also write a model card (Markdown): sources, licences, figures")
     p.set_defaults(func=_train)
 
     p = actions.add_parser("eval", help="per-class accuracy, confusion table and threshold sweep")
@@ -45,6 +46,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _train(args: argparse.Namespace) -> int:
+    from gateway.routing.training.card import model_card
     from gateway.routing.training.data import DataError, builtin_examples, load_jsonl
     from gateway.routing.training.fit import FitSettings, choose_threshold, fit, leave_one_source_out
     from gateway.routing.training.report import per_group, sweep
@@ -62,6 +64,7 @@ def _train(args: argparse.Namespace) -> int:
     settings = FitSettings(seed=args.seed, **({"c": args.c} if args.c is not None else {}))
     sources = sorted({e.source for e in examples})
     print(f"{len(examples)} examples from {len(sources)} sources")
+    held_out = []
     try:
         threshold = args.threshold
         if threshold is None:
@@ -82,6 +85,8 @@ def _train(args: argparse.Namespace) -> int:
         return 2
     model.save(args.out)
     size = args.out.stat().st_size
+    if args.card:
+        args.card.write_text(model_card(model, examples, held_out, size), encoding="utf-8")
     print(
         f"\nwrote {args.out}: {len(model.weights)} weights, {size / 1024:.0f} KiB, threshold {threshold:.2f}"
     )

@@ -1,0 +1,76 @@
+"""The model card ``gateway router train --card`` writes beside a model: what it was trained on, under
+which licences, what it reads, and how it did on sources it had not seen."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from gateway.routing.scorer import ScorerModel
+from gateway.routing.training.data import builtin_sources, public_licences
+from gateway.routing.training.fit import Prediction, recall
+from gateway.routing.training.report import confusion, per_group, sweep
+from gateway.routing.training.sources import Example
+
+__all__ = ["model_card"]
+
+_FEATURES = """\
+- `w:<word>` and `b:<word> <word>`: lowercased words and word pairs of the newest user turn, numbers
+  folded into `0`; only the turn's first 1,200 and last 400 characters are read.
+- `s:<what>=<bucket>`: the turn's structure, bucketed counts: length, numbers, numbers with a unit,
+  clock times, dates, money, percentages, arithmetic, maths notation, question marks, a closing question,
+  sentences, capitalised names, commas, list lines, tables, paragraphs, code-like identifiers.
+- `c:<feature>`: the same unigram and structure features of the context (system prompt and the two
+  previous user turns, first 1,500 characters), with weights of their own; `c:none` when there is none.
+"""
+
+
+def model_card(
+    model: ScorerModel, examples: Sequence[Example], held_out: Sequence[Prediction], size: int
+) -> str:
+    meta = model.meta
+    generators = {s.name: s for s in builtin_sources()}
+    licences = public_licences()
+    counts = Counter(e.source for e in examples)
+    labels = {e.source: (e.label, e.category) for e in examples}
+    lines = [
+        "# Routing scorer: model card",
+        "",
+        f"- Trained: {meta.get('created', '?')} with `gateway router train` (seed {meta.get('seed')}, "
+        f"C={meta.get('c')}, features seen in fewer than {meta.get('min_count')} examples dropped).",
+        f"- File: {size / 1024:.0f} KiB gzip'd JSON, {len(model.weights)} weights, bias {model.bias}.",
+        f"- Threshold: {model.threshold:.2f}, chosen for the best balanced accuracy (the mean of the hard "
+        "and the easy recall) on the leave-one-source-out scores below.",
+        f"- Examples: {len(examples)} from {len(counts)} sources.",
+        "",
+        "## What it reads",
+        "",
+        _FEATURES,
+        "## Training sources",
+        "",
+        "| source | label | class | examples | licence |",
+        "|---|---|---|---:|---|",
+    ]
+    for name in sorted(counts, key=lambda n: (labels[n][0], labels[n][1], n)):
+        label, category = labels[name]
+        licence = generators[name].licence if name in generators else licences.get(name, "operator's data")
+        lines.append(f"| {name} | {label} | {category} | {counts[name]} | {licence} |")
+    lines += ["", "## Leave-one-source-out evaluation", ""]
+    if not held_out:
+        lines.append("Not run (one source, or a threshold given on the command line).")
+        return "\n".join(lines) + "\n"
+    threshold = model.threshold
+    hard, easy = recall(held_out, threshold, "hard"), recall(held_out, threshold, "easy")
+    lines += [
+        "Each source's examples scored by a model trained on every other source, at the chosen threshold: "
+        f"hard recall {hard:.1%}, easy recall {easy:.1%}.",
+        "",
+        per_group(held_out, threshold, lambda p: p.example.category, "class"),
+        "",
+        confusion(held_out, threshold),
+        "",
+        sweep(held_out),
+        "",
+        per_group(held_out, threshold, lambda p: p.example.source, "held-out source"),
+    ]
+    return "\n".join(lines) + "\n"
