@@ -26,6 +26,8 @@ A rerun writes the same bytes (fixed seeds, stable order, gzip with mtime 0 and 
      (coin_flip, dice);
    - math: exact computation a fast model gets wrong (products, fraction_simplification, lcm,
      prime_factorization, simple_equations, puzzle24).
+   A few configurations are narrowed so that the prompts need several steps (no leap-year checks, no
+   one-step equations, no small numbers to factorise); see TASKS.
    Left out on purpose: ARC grids, large matrices and grid games (sudoku, futoshiki, rush_hour, ...),
    cube notation (rubiks_cube), brainf*ck and code-I/O tasks, ASCII art (figlet, circuits, rectangles),
    emoji encodings, and tasks whose prompt is mostly format boilerplate (integration, polynomials).
@@ -77,7 +79,21 @@ TASKS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("quantum_lock", "reasoning", {}),
     ("jugs", "reasoning", {}),
     ("tower_of_hanoi", "reasoning", {}),
-    ("calendar_arithmetic", "reasoning", {}),
+    # Leap-year checks left out: one rule, not a multi-step computation.
+    (
+        "calendar_arithmetic",
+        "reasoning",
+        {
+            "tasks": [
+                "weekday_offset",
+                "weekday_of_date",
+                "weekday_of_date_from_first_date",
+                "recurring_event_day",
+                "count_days",
+                "count_business_days",
+            ]
+        },
+    ),
     ("time_intervals", "reasoning", {}),
     ("maze", "reasoning", {}),
     ("letter_counting", "reasoning", {}),
@@ -91,8 +107,9 @@ TASKS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("products", "math", {}),
     ("fraction_simplification", "math", {}),
     ("lcm", "math", {}),
-    ("prime_factorization", "math", {}),
-    ("simple_equations", "math", {}),
+    # Numbers and equations big enough that the answer is not known by heart ("x - 37 = -14" is).
+    ("prime_factorization", "math", {"min_value": 100, "max_value": 5000}),
+    ("simple_equations", "math", {"min_terms": 3, "min_value": 10}),
     ("puzzle24", "math", {}),
 )
 
