@@ -43,6 +43,52 @@ _NOT_NAMES = frozenset(
     that these those it its we you your our they there here let give tell write make explain describe
     summarise summarize translate list find show help create draft rewrite plan is was be""".split()
 )
+# Domain lexicons, several languages: how many distinct words of each a text uses is a feature
+# (s:code_terms=2-3). Single words say little (a "library" may hold books), but a count learned against
+# counter-examples transfers to requests no training source wrote: a held-out source of code requests
+# shares few words with the others, and almost always two or more of these.
+_CODE_TERMS = frozenset(
+    """python javascript typescript java rust golang kotlin swift ruby php perl scala haskell elixir sql
+    postgres postgresql mysql sqlite mongodb redis bash shell powershell regex regexp api apis endpoint
+    endpoints function functions method methods class classes variable variables compiler compile bug bugs
+    debug debugging exception exceptions traceback stacktrace segfault react vue angular django flask
+    fastapi spring node nodejs npm pip docker dockerfile kubernetes k8s helm terraform git github json yaml
+    xml html css http https rest graphql grpc websocket database query queries index thread threads async
+    await asyncio coroutine goroutine mutex deadlock race cache algorithm recursion recursive array arrays
+    hashmap dict pointer pointers struct enum interface generic generics lambda closure callback refactor
+    refactoring unittest pytest jest linter runtime null undefined boolean integer string parser lexer
+    backend frontend microservice kafka nginx linux cli sdk jvm gc heap stack memoization complexity
+    vectorise vectorize parallelise parallelize serialize deserialize schema migration orm webpack
+    typescript useeffect usestate hook hooks component components props""".split()
+)
+_CODE_VERBS = frozenset(
+    """write implement refactor debug fix optimise optimize port rewrite parallelise parallelize deploy
+    compile profile vectorise vectorize code program script automate benchmark test""".split()
+)
+_MATH_TERMS = frozenset(
+    """prove proof proofs theorem lemma corollary integer integers prime primes divisible divisor divisors
+    remainder modulo mod equation equations polynomial polynomials derivative integral integrals
+    probability probabilities factorial factorize factorise sum sequence sequences series converge
+    converges convergence irrational rational root roots digit digits inequality maximum minimum
+    maximise maximize minimise minimize combinatorics permutations combinations matrix matrices
+    determinant eigenvalue vector vectors logarithm exponent exponential geometry triangle triangles
+    circle radius angle angles perimeter area volume fraction fractions percent ratio gcd lcm
+    beweise beweis beweisen zeige primzahl primzahlen gleichung gleichungen teilbar teiler rest
+    wahrscheinlichkeit ganze zahlen summe folge dreieck wurzel démontre démontrer démonstration preuve
+    théorème premier premiers équation équations entier entiers divisible reste probabilité somme suite
+    racine triangle demuestra demostrar demostración teorema primo primos ecuación ecuaciones entero
+    enteros resto probabilidad suma raíz dimostra dimostrare equazione equazioni numeri demonstre
+    demonstrar equação equações inteiros""".split()
+)
+_TRANSFORM_TERMS = frozenset(
+    """summarise summarize summary summarising summarizing tldr translate translation translating rewrite
+    rephrase paraphrase proofread shorten condense reformat reword polish bullet bullets outline
+    extract list
+    zusammenfassen zusammenfassung fasse übersetze übersetzen übersetzung umformulieren formuliere
+    korrigiere kürze résume résumer résumé traduis traduire traduction reformule reformuler corrige
+    raccourcis resume resumir resumen traduce traducir traducción reescribe reformula corrige acorta
+    riassumi riassunto traduci traduzione riformula resuma traduza reescreva""".split()
+)
 _CLOCK = re.compile(r"\d:[0-5]\d|\d ?[ap]\.?m\b", re.IGNORECASE)
 _DATE = re.compile(r"\d[/.-]\d{1,2}[/.-]\d")
 _ARITHMETIC = re.compile(r"[\d)] ?[-+*×÷^=<>] ?[\d(a-z]")  # noqa: RUF001 (the multiplication sign itself)
@@ -110,7 +156,16 @@ def _notation(text: str) -> int:
 
 
 def _structure(text: str, tokens: list[str], folded: list[str], out: set[str]) -> None:
-    # List comprehensions and str methods only: a Python loop with branches per token cost 3x as much.
+    # List comprehensions, set operations and str methods only: a Python loop with branches per token
+    # cost 3x as much.
+    distinct = set(folded)
+    for name, lexicon in (
+        ("code_terms", _CODE_TERMS),
+        ("code_verbs", _CODE_VERBS),
+        ("math_terms", _MATH_TERMS),
+        ("transform_terms", _TRANSFORM_TERMS),
+    ):
+        out.add(f"s:{name}=" + _bucket(len(distinct & lexicon), (1, 2, 4)))
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
     capitalised = {t for t in tokens if t[0].isupper() and not t.isupper()}
