@@ -12,6 +12,7 @@ by ``.ci/run``, which runs the test command verbatim (checked here too).
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.support import system_binary
 
@@ -190,6 +192,18 @@ def test_every_runnable_readme_command_runs_in_a_fresh_copy(tmp_path):
     assert [k.name for k in KeyFile.read(repo / "deploy" / "k8s-overlay" / "keys.yaml").keys] == ["admin"]
     assert (repo / ".env").read_text() == (ROOT / ".env.example").read_text()
     assert "gw-" not in (repo / "keys.yaml").read_text()  # digests only
+
+    # The overlay puts that key file, byte for byte, into the Secret the gateway mounts, under a fixed name.
+    rendered = subprocess.run(
+        [kubectl, "kustomize", str(repo / "deploy" / "k8s-overlay")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    secrets = {d["metadata"]["name"]: d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "Secret"}
+    overlay_keys = (repo / "deploy" / "k8s-overlay" / "keys.yaml").read_bytes()
+    assert base64.b64decode(secrets["gateway-keys"]["data"]["keys.yaml"]) == overlay_keys
 
 
 def test_unknown_commands_are_not_silently_skipped():
