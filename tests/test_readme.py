@@ -188,7 +188,7 @@ def test_every_runnable_readme_command_runs_in_a_fresh_copy(tmp_path):
     settings = load_settings(repo / "gateway.yaml", environ={})
     assert [b.base_url for b in settings.backends] == ["http://10.0.0.5:8000", "http://10.0.0.6:8000"]
     names = [k.name for k in KeyFile.read(repo / "keys.yaml").keys]
-    assert names == ["alice", "telegram-bot"]  # kept across `gateway init --force`
+    assert names == ["alice", "telegram-bot", "ops"]  # the first two kept across `gateway init --force`
     assert [k.name for k in KeyFile.read(repo / "deploy" / "k8s-overlay" / "keys.yaml").keys] == ["admin"]
     assert (repo / ".env").read_text() == (ROOT / ".env.example").read_text()
     assert "gw-" not in (repo / "keys.yaml").read_text()  # digests only
