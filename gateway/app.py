@@ -79,7 +79,8 @@ def create_app(
     if keys is not None and keys.usable_count == 0 and verifier is None and not settings.auth.allow_anonymous:
         raise ConfigError(
             f"auth.keys_file: {keys.path} holds no usable key and no JWT is configured; "
-            "create one with `gateway keys create NAME` or set auth.allow_anonymous: true"
+            f"create one with `gateway keys create NAME --keys-file {keys.path}` "
+            "or set auth.allow_anonymous: true"
         )
     upstream = build_upstream(
         settings.backends, settings.server.upstream_client, transport=upstream_transport

@@ -1,4 +1,4 @@
-"""The ``gateway`` command: serve, demo, simulate, keys, route, router, check-config."""
+"""The ``gateway`` command: init, serve, demo, simulate, keys, route, router, check-config."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp
 
 from gateway.auth.keys import KeyFile, KeyRecord, digest, generate_key
+from gateway.cli_init import add_init_parser
 from gateway.commands import router as router_commands
 from gateway.config import ConfigError, Settings, load_settings
 from gateway.limits.settings import LimitSettings
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gateway", description=__doc__)
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
+    add_init_parser(sub)
 
     p = sub.add_parser("serve", help="run the gateway")
     p.add_argument("--config", type=Path, help="YAML configuration (default: $GATEWAY_CONFIG)")

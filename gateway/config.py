@@ -78,10 +78,10 @@ class _Section(BaseModel):
 class ServerSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)
-    # uvicorn has no body limit of its own (security.md): requests above this get 413.
+    # uvicorn has no body limit of its own (docs/security.md): requests above this get 413.
     max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    # Bounds on what one request may ask a backend for (security.md: bound n and max_tokens).
+    # Bounds on what one request may ask a backend for (docs/security.md: bound n and max_tokens).
     max_n: int = Field(8, ge=1, le=128)
     max_output_tokens: int | None = Field(None, ge=1)
     # The HTTP client that talks to backends, all behind gateway/upstream/. httptools is the lean default
@@ -111,7 +111,7 @@ class TimeoutSettings(_Section):
 class DiffusionSettings(_Section):
     """How the diffusion backend was served; the gateway labels every request it sends there with these.
 
-    They are server-wide in vLLM (backends.md): the sampler and its bound come from the checkpoint's
+    They are server-wide in vLLM (docs/backends.md): the sampler and its bound come from the checkpoint's
     generation config, the canvas and step cap from ``--diffusion-config``.
     """
 
@@ -131,14 +131,14 @@ class BackendSettings(_Section):
     model: str = Field(min_length=1, max_length=256)
     api_key: SecretStr | None = None
     # What the backend was started with (--max-num-seqs); by kind when unset: DiffusionGemma is served
-    # with 4 (backends.md), vLLM's own default is 256.
+    # with 4 (docs/backends.md), vLLM's own default is 256.
     max_concurrency: int | None = Field(None, ge=1, le=100_000)
     diffusion: DiffusionSettings | None = None
     timeouts: TimeoutSettings = TimeoutSettings()
     # Seconds for a typical answer before any is observed (then a moving average of what is): the
     # spill-over decision compares it across backends. Default: the published H100 figures by kind.
     expected_latency: float | None = Field(None, gt=0)
-    # The APIs it serves (vLLM 0.33 serves all four, backends.md); requests for another API are routed
+    # The APIs it serves (vLLM 0.33 serves all four, docs/backends.md); requests for another API are routed
     # elsewhere or answered 404.
     endpoints: frozenset[Literal["chat", "completions", "responses", "messages"]] = Field(
         frozenset({"chat", "completions", "responses", "messages"}), min_length=1
@@ -172,7 +172,7 @@ class JWTSettings(_Section):
     # The claim naming the principal's tier (auth.tiers), and the tier of tokens without that claim.
     tier_claim: str = Field("tier", min_length=1)
     default_tier: str | None = None
-    # Seconds, not minutes (security.md).
+    # Seconds, not minutes (docs/security.md).
     leeway: float = Field(5.0, ge=0, le=120)
     jwks_cache_seconds: float = Field(300.0, gt=0)
     # An unknown kid refetches the JWKS at most this often (CVE-2026-48524: no unbounded refetching).

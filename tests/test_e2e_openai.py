@@ -158,7 +158,7 @@ def test_unknown_model_is_not_found(gateway):
 
 
 def test_backend_rejection_passes_through_as_bad_request(gateway):
-    # Pinned to diffusion, a seed gets the diffusion backend's own 400 (backends.md).
+    # Pinned to diffusion, a seed gets the diffusion backend's own 400 (docs/backends.md).
     with pytest.raises(openai.BadRequestError) as info:
         client(gateway).chat.completions.create(model="diffusion", messages=HELLO, seed=7)
     assert "not yet supported with diffusion" in info.value.message

@@ -1,4 +1,4 @@
-"""No credential, digest or token ever reaches a log line, a metric, or an error body (peers.md #6)."""
+"""No credential, digest or token ever reaches a log line, a metric, or an error body (docs/peers.md #6)."""
 
 from __future__ import annotations
 

@@ -7,9 +7,9 @@ apply. ``Admission.finish`` runs when the request has ended (its last byte sent)
 from usage (prompt + completion, streams included) and gives the concurrency slot back.
 
 Limits hold across workers and replicas because the counters live in Redis (``state.redis_url``), not in
-the process (peers.md #3). When the store cannot be reached, ``state.on_unavailable`` decides: "open" lets
-the request through unlimited, "closed" refuses it with 503; either way a metric and a log line say so,
-and nothing waits longer than ``state.timeout``.
+the process (docs/peers.md #3). When the store cannot be reached, ``state.on_unavailable`` decides:
+"open" lets the request through unlimited, "closed" refuses it with 503; either way a metric and a log
+line say so, and nothing waits longer than ``state.timeout``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 An attempt never retries by itself: it says whether another backend could do better (``retry``) and
 whether the failure counts against this backend's circuit breaker. Nothing has reached the client when
 an attempt returns, except through the stream it hands back; so a retry is only ever decided before the
-first byte (security.md: never retry once a byte went out).
+first byte (docs/security.md: never retry once a byte went out).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The four request dialects the gateway proxies, and what it needs to know about each.
 
 ``/v1/chat/completions`` and ``/v1/completions`` are OpenAI's; ``/v1/responses`` is OpenAI's Responses
-API and ``/v1/messages`` Anthropic's Messages API, both of which vLLM serves (backends.md) and agent
+API and ``/v1/messages`` Anthropic's Messages API, both of which vLLM serves (docs/backends.md) and agent
 frameworks use. The proxy treats them alike (auth, limits, routing, fallbacks, telemetry); only these
 differ, and live here:
 

@@ -6,7 +6,7 @@ read and check the body → decide the route → try the candidates in order →
   429, or (diffusion answers only) a failed quality check; at most ``routing.retry_budget`` times, and
   never once a byte reached the client.
 * Before the first byte an upstream failure is an OpenAI error with 502, 503 or 504; after it, the
-  stream ends with an in-band ``data: {"error": ...}`` event and ``data: [DONE]`` (peers.md #2).
+  stream ends with an in-band ``data: {"error": ...}`` event and ``data: [DONE]`` (docs/peers.md #2).
 * Every answer says why: ``x-gateway-backend``, ``x-gateway-route`` (reason codes) and, when one happened,
   ``x-gateway-fallback`` (``from>to:reason``).
 """
@@ -293,7 +293,7 @@ def _diffusion_run(
     backend: BackendSettings, payload: dict[str, object], tier_steps: int | None
 ) -> DiffusionRun:
     """The canvas and step cap this request runs with: the server's, lowered by the request's own
-    ``vllm_xargs`` or its speed tier (vLLM clamps both to the server's values, backends.md)."""
+    ``vllm_xargs`` or its speed tier (vLLM clamps both to the server's values, docs/backends.md)."""
     served = backend.diffusion or DiffusionSettings()
     xargs = payload.get("vllm_xargs")
     asked_steps = xargs.get("diffusion_max_steps") if isinstance(xargs, dict) else None

@@ -1,7 +1,7 @@
 """Relaying to a client that may hang up at any moment.
 
 A client that disconnects makes the gateway close the upstream request at once, streaming or not
-(peers.md #1: LiteLLM keeps generating for clients that left). Both helpers race the work against the
+(docs/peers.md #1: LiteLLM keeps generating for clients that left). Both helpers race the work against the
 ASGI ``http.disconnect`` message instead of noticing the disconnect only at the next write, because a
 diffusion backend can be silent for a whole canvas.
 """

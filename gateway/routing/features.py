@@ -25,7 +25,7 @@ __all__ = [
     "tool_choice_forced",
 ]
 
-# Sampling parameters the diffusion backend answers with a 400 (backends.md).
+# Sampling parameters the diffusion backend answers with a 400 (docs/backends.md).
 INCOMPATIBLE_PARAMS = ("seed", "min_p", "min_tokens", "logit_bias", "bad_words", "allowed_token_ids")
 # Features that have crashed the diffusion engine (vLLM #56712 images, #45689 logprobs): never sent there.
 CRASHING = frozenset({"image", "logprobs"})

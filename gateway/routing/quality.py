@@ -1,6 +1,6 @@
 """Checks on a diffusion answer that, when one fails, send the request to the autoregressive backend.
 
-They target what the gemma4 parser is reported to produce on diffusion output (backends.md): raw
+They target what the gemma4 parser is reported to produce on diffusion output (docs/backends.md): raw
 ``<|channel>`` markup in content, empty turns, tool-call arguments that are not JSON, and a
 ``tool_choice`` that the parser does not enforce. Each returns its check's name, or None.
 """

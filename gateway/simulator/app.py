@@ -1,6 +1,6 @@
 """The simulated vLLM server: routes, wire format, queueing, fault injection, metrics.
 
-Wire format as vLLM 0.33 writes it (backends.md): OpenAI bodies, ``data: {json}\\n\\n`` SSE ending in
+Wire format as vLLM 0.33 writes it (docs/backends.md): OpenAI bodies, ``data: {json}\\n\\n`` SSE ending in
 ``data: [DONE]``, the usage chunk with ``"choices": []`` only when ``stream_options.include_usage`` is set,
 the ``reasoning`` field, ``{"error": {...}}`` bodies with vLLM's ``type``/``code``, and its flat
 ``{"error": "Unauthorized"}`` 401. A client that disconnects cancels the work, as vLLM does, and the
@@ -99,7 +99,7 @@ def _vllm_error(message: str, status: int, type_: str, param: str | None = None)
 
 
 def _reject_for_diffusion(payload: dict[str, Any]) -> Response | None:
-    """The 400s and crashes the diffusion backend produces (backends.md)."""
+    """The 400s and crashes the diffusion backend produces (docs/backends.md)."""
     temperature = payload.get("temperature")
     bad = [k for k in _UNSUPPORTED_SAMPLING if payload.get(k) is not None]
     if temperature is not None and temperature != 1.0:
@@ -163,7 +163,7 @@ class _Simulator:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
     async def internal(self, request: Request) -> Response:
-        # /tokenize, /pause...: open on a real vLLM server too (backends.md); must never be proxied.
+        # /tokenize, /pause...: open on a real vLLM server too (docs/backends.md); must never be proxied.
         return Response(orjson.dumps({"internal": request.url.path}), media_type="application/json")
 
     async def models(self, request: Request) -> Response:

