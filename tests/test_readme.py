@@ -51,6 +51,8 @@ SKIP = {
     "docker ": "needs a Docker engine: tests/test_deploy.py checks compose.yaml",
     "python3 ": "the test suite, linters and examples: tests/test_examples.py, .ci/run",
     "bash .ci/run": "the whole CI",
+    "gateway router train": "needs the reader's labelled prompts: tests/test_router_training.py trains",
+    "gateway router eval": "needs the reader's labelled prompts: tests/test_router_training.py evaluates one",
     "TELEGRAM_TOKEN=": "needs Telegram: tests/test_examples.py runs the bot against a fake Bot API",
 }
 KUBECTL_APPLY = re.compile(r"^kubectl apply -k (\S+)$")
@@ -67,6 +69,10 @@ READER_FILES = {
     "idp-public.pem",
     "generation_config.json",
     "bench/results/latest.json",
+    "mine.jsonl",
+    "held-out.jsonl",
+    "my-router.json.gz",
+    "my-router.md",
 }
 
 
