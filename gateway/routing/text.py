@@ -196,6 +196,10 @@ def _structure(text: str, tokens: list[str], folded: list[str], out: set[str]) -
     sentences = text.count(". ") + text.count("? ") + text.count("! ") + text.count(".\n")
     out.add("s:sentences=" + _bucket(sentences, (1, 2, 4, 8, 16)))
     out.add("s:commas=" + _bucket(text.count(","), (1, 2, 4, 8)))
+    # A short instruction, a paragraph break, then a long payload: "Summarise this:\n\n<an email>".
+    split = text.find("\n\n")
+    if 0 <= split <= 300 and len(text) - split > 2 * max(split, 100):
+        out.add("s:payload")
     if "\n" in text:
         lines = len(_LIST_LINE.findall(text))
         if lines:
