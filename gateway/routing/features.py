@@ -31,6 +31,8 @@ INCOMPATIBLE_PARAMS = ("seed", "min_p", "min_tokens", "logit_bias", "bad_words",
 CRASHING = frozenset({"image", "logprobs"})
 
 _SCAN_CHARS = 8000
+# The code patterns read the head and the tail of the scanned turn; a fence anywhere in it counts.
+_CODE_HEAD, _CODE_TAIL = 3000, 1000
 
 
 def _words(*alternatives: str) -> str:
@@ -63,6 +65,19 @@ _CODE = re.compile(
         r"NullPointerException",
     )
 )
+
+
+def _has_code(scan: str) -> bool:
+    """Code in the newest turn: a fence anywhere in it, or a pattern in its head or tail.
+
+    The patterns over all 8,000 characters cost ~100 µs, most of the decision's budget (issue 15);
+    a signature or a stack trace in the middle of a long turn that has no fence is rare.
+    """
+    if "```" in scan:
+        return True
+    if len(scan) > _CODE_HEAD + _CODE_TAIL:
+        scan = scan[:_CODE_HEAD] + "\n" + scan[-_CODE_TAIL:]
+    return bool(_CODE.search(scan)) or _sql(scan)
 
 
 def _sql(text: str) -> bool:
@@ -225,7 +240,7 @@ def extract_features(
         has_tools=has_tools,
         tool_choice_forced=tool_choice_forced(choice),
         agent_loop=talk.agent_loop,
-        code=talk.history_code or bool(_CODE.search(scan)) or _sql(scan),
+        code=talk.history_code or _has_code(scan),
         thinking=thinking,
         structured_output=structured,
         image=talk.image,
