@@ -41,6 +41,8 @@ from pydantic_settings import (
 
 from gateway.limits.settings import LimitSettings, StateSettings
 from gateway.routing.settings import RoutingSettings
+from gateway.telemetry.tracing_settings import TracingSettings
+from gateway.usage.settings import UsageSettings
 
 __all__ = [
     "AuthSettings",
@@ -220,6 +222,8 @@ class TierPolicy(_Section):
     strip_reasoning: bool = False
     # Stream pacing for its diffusion streams (None: the pacing: section's default).
     pacing: bool | None = None
+    # The admin scope: reads every principal's usage (GET /v1/gateway/usage); others see their own.
+    admin: bool = False
 
 
 class AuthSettings(_Section):
@@ -237,6 +241,9 @@ class TelemetrySettings(_Section):
     log_content_max_chars: int = Field(2000, ge=0)
     # Scrape each backend's /metrics (load and diffusion counters) every routing.health_interval seconds.
     scrape_backends: bool = True
+    # Prompt and completion text on trace spans (issue 19): off unless an operator turns it on.
+    capture_content: bool = False
+    tracing: TracingSettings = TracingSettings()
 
 
 class PacingSettings(_Section):
@@ -279,6 +286,7 @@ class Settings(BaseSettings):
     pacing: PacingSettings = PacingSettings()
     limits: LimitSettings = LimitSettings()
     state: StateSettings = StateSettings()
+    usage: UsageSettings = UsageSettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

@@ -87,6 +87,7 @@ class Authenticator:
             thinking_override=record.thinking_override,
             strip_reasoning=record.strip_reasoning,
             pacing=record.pacing,
+            admin=record.admin,
         )
 
 

@@ -55,6 +55,7 @@ class KeyRecord(BaseModel):
     pacing: bool | None = None
     tier: str | None = None
     limits: LimitSettings | None = None
+    admin: bool | None = None  # the admin scope (TierPolicy.admin)
     revoked: bool = False
 
     def expired(self, now: datetime) -> bool:

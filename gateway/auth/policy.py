@@ -30,6 +30,7 @@ def build_principal(
     thinking_override: bool | None = None,
     strip_reasoning: bool | None = None,
     pacing: bool | None = None,
+    admin: bool | None = None,
 ) -> Principal:
     """The principal's own settings where given, else its tier's. An unknown tier fails closed."""
     policy = _OPEN
@@ -55,4 +56,5 @@ def build_principal(
         thinking_override=thinking_override if thinking_override is not None else policy.thinking_override,
         strip_reasoning=strip_reasoning if strip_reasoning is not None else policy.strip_reasoning,
         pacing=pacing if pacing is not None else policy.pacing,
+        admin=admin if admin is not None else policy.admin,
     )

@@ -85,6 +85,9 @@ class ProxyHandler:
         body = await read_body(request, server.max_body_bytes)
         parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
         record.stream = parsed.stream
+        record.model = parsed.model  # the usage ledger's and the trace's requested model (issue 19)
+        if record.trace is not None:
+            record.trace.request(parsed)
         if endpoint in ("chat", "responses"):  # vLLM reads chat_template_kwargs on both
             apply_thinking(parsed.payload, principal, endpoint)  # before routing: thinking on routes as hard
         telemetry = self._settings.telemetry
