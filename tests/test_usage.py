@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -345,3 +346,37 @@ def test_since_accepts_durations_and_dates():
     assert parse_since("2026-01-01", now=0) == 1767225600.0
     with pytest.raises(ValueError):
         parse_since("99999999d")
+
+
+def test_the_dashboards_top_keys_table_runs_on_a_postgres_ledger(postgres):
+    """The Grafana table reads the ledger with SQL: run its query, Grafana's time macro expanded."""
+    root = Path(__file__).resolve().parent.parent
+    dashboard = json.loads((root / "deploy/grafana/dashboards/diffusion-gateway.json").read_text())
+    [panel] = [p for p in dashboard["panels"] if p["datasource"]["uid"] == "usage-ledger"]
+    sql = panel["targets"][0]["rawSql"]
+    now = time.time()
+    url = postgres.url.rsplit("/", 1)[0] + "/dashboard"
+    import psycopg
+
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE dashboard")
+    store = UsageStore(url)
+    store.write(
+        [
+            record(principal="alice", backend_seconds=1.0),
+            record(principal="bob", backend_seconds=3.0),
+            record(principal="bob", backend_seconds=2.0, outcome="upstream_timeout"),
+            record(principal=None, backend_seconds=0.0, status=401, outcome="auth_error"),
+            record(principal="carol", backend_seconds=50.0, ts=now - 7200),  # outside the range
+        ]
+    )
+    store.dispose()
+    # $__unixEpochFilter(ts) is Grafana's "ts BETWEEN <from> AND <to>" in Unix seconds.
+    expanded = sql.replace("$__unixEpochFilter(ts)", f"ts BETWEEN {now - 3600} AND {now + 60}")
+    with psycopg.connect(url) as conn:
+        table = conn.execute(expanded).fetchall()
+    assert [(key, requests, seconds, errors) for key, requests, seconds, _, _, errors in table] == [
+        ("bob", 2, 5.0, 1),
+        ("alice", 1, 1.0, 0),
+        ("(unauthenticated)", 1, 0.0, 1),
+    ]
