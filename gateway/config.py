@@ -405,6 +405,12 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         _resolve_path(auth, "keys_file", base)
         if isinstance(auth.get("jwt"), dict):
             _resolve_path(auth["jwt"], "public_key_file", base)
+    usage = data.get("usage")
+    if isinstance(usage, dict):
+        url = usage.get("url")
+        # sqlite:///relative.db is a path too (sqlite:////abs.db is absolute): relative to the file.
+        if isinstance(url, str) and url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
+            usage["url"] = "sqlite:///" + str(base / url.removeprefix("sqlite:///"))
     return data
 
 

@@ -380,3 +380,14 @@ def test_the_dashboards_top_keys_table_runs_on_a_postgres_ledger(postgres):
         ("alice", 1, 1.0, 0),
         ("(unauthenticated)", 1, 0.0, 1),
     ]
+
+
+def test_a_relative_sqlite_path_in_the_file_is_relative_to_the_file(tmp_path):
+    config = tmp_path / "conf" / "gateway.yaml"
+    config.parent.mkdir()
+    config.write_text(
+        "backends:\n  - {name: a, kind: autoregressive, url: 'http://127.0.0.1:9', model: m}\n"
+        "usage:\n  url: sqlite:///data/usage.db\n"
+    )
+    settings = load_settings(config, environ={})
+    assert settings.usage.url.get_secret_value() == f"sqlite:///{tmp_path / 'conf' / 'data' / 'usage.db'}"

@@ -33,7 +33,8 @@ class UsageSettings(BaseModel):
 
     enabled: bool = True
     # A secret: a PostgreSQL URL may hold a password (GATEWAY_USAGE__URL in the environment).
-    # A relative SQLite path is relative to the gateway's working directory.
+    # A relative SQLite path is relative to the configuration file's directory (set there), else to the
+    # working directory.
     url: SecretStr = SecretStr("sqlite:///usage.db")
     # Rows older than this are deleted (hourly, by the writer); None keeps them for ever.
     retention_days: int | None = Field(90, ge=1)
