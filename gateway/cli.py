@@ -267,6 +267,7 @@ def _demo(args: argparse.Namespace) -> int:
                 for kind, sim in sims.items()
             ],
             auth={"keys_file": str(keys_file)},
+            usage={"url": f"sqlite:///{Path(tmp) / 'usage.db'}"},  # gone with the demo, as its key is
         )
         apps: list[tuple[ASGIApp, socket.socket]] = [
             (create_simulator(sim)[0], sockets[kind]) for kind, sim in sims.items()
