@@ -136,7 +136,8 @@ def test_a_store_that_is_down_costs_requests_nothing_and_drops_are_counted(make_
     dropped = gw.metric("gateway_usage_records_dropped_total")
     assert dropped <= 10
     metrics = httpx.get(gw.url + "/metrics").text
-    assert f"gateway_usage_records_dropped_total {dropped}" in metrics
+    assert f'gateway_usage_records_dropped_total{{reason="queue_full"}} {dropped}' in metrics
+    assert 'gateway_usage_records_dropped_total{reason="shutdown"} 0.0' in metrics
     # The store comes back: what was still queued is written, nothing more is lost.
     where.mkdir()
     assert wait_for(lambda: gw.metric("gateway_usage_records_written_total") == 10 - dropped, within=30)
@@ -144,6 +145,7 @@ def test_a_store_that_is_down_costs_requests_nothing_and_drops_are_counted(make_
     gw.server.__exit__()
     assert len(rows(url)) == 11 - dropped
     assert gw.metric("gateway_usage_records_dropped_total") == dropped
+    assert gw.metric("gateway_usage_records_written_total", store="sqlite") == 11 - dropped
 
 
 def test_usage_api_admin_sees_all_keys_others_only_their_own(make_gateway, tmp_path):

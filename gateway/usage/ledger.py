@@ -14,24 +14,36 @@ from gateway.usage.settings import UsageSettings
 from gateway.usage.store import UsageStore
 from gateway.usage.writer import UsageWriter
 
-__all__ = ["Ledger"]
+__all__ = ["DROP_REASONS", "Ledger"]
+
+# queue_full: the database was slow or down; shutdown: not written in time; refused: the database
+# rejected the rows themselves.
+DROP_REASONS = ("queue_full", "shutdown", "refused")
+
+
+def _none(count: int, reason: str) -> None:
+    return None
+
 
 log = logging.getLogger("gateway.usage")
 
 
 class Ledger:
     def __init__(self, settings: UsageSettings, *, dropped: Any = None, written: Any = None) -> None:
-        """``dropped`` and ``written`` are Prometheus counters (or anything with ``inc(n)``)."""
+        """``dropped`` (by reason) and ``written`` are Prometheus counters with one label."""
         self.settings = settings
         self.store = UsageStore(settings.url.get_secret_value())
+        self._dropped = dropped
+        self._written = written
+        store = self.store.url.get_backend_name()
         self.writer = UsageWriter(
             self.store,
             queue_size=settings.queue_size,
             batch_size=settings.batch_size,
             flush_interval=settings.flush_interval,
             retention_days=settings.retention_days,
-            on_dropped=dropped.inc if dropped is not None else lambda n: None,
-            on_written=written.inc if written is not None else lambda n: None,
+            on_dropped=(lambda n, reason: dropped.labels(reason).inc(n)) if dropped is not None else _none,
+            on_written=(lambda n: written.labels(store).inc(n)) if written is not None else lambda n: None,
         )
 
     def finish(self, record: RequestRecord, finished: float) -> None:
@@ -40,6 +52,14 @@ class Ledger:
             self.writer.submit(from_request(record, finished))
 
     def start(self) -> None:
+        # The series exist from the start (an alert on increase() needs the zero), created here rather
+        # than at construction: `serve --workers N` builds an app in the parent only to validate it, and a
+        # series touched there would leave a stale per-process file in the multiprocess directory.
+        if self._dropped is not None:
+            for reason in DROP_REASONS:
+                self._dropped.labels(reason)
+        if self._written is not None:
+            self._written.labels(self.store.url.get_backend_name())
         self.writer.start()
 
     async def close(self) -> None:

@@ -36,7 +36,7 @@ class UsageWriter:
         batch_size: int,
         flush_interval: float,
         retention_days: int | None = None,
-        on_dropped: Callable[[int], None] = lambda n: None,
+        on_dropped: Callable[[int, str], None] = lambda n, reason: None,
         on_written: Callable[[int], None] = lambda n: None,
     ) -> None:
         self.store = store
@@ -59,12 +59,12 @@ class UsageWriter:
 
     def submit(self, record: UsageRecord) -> None:
         if self._stop.is_set():
-            self._drop(1)
+            self._drop(1, "shutdown")
             return
         try:
             self._queue.put_nowait(record)
         except queue.Full:
-            self._drop(1)
+            self._drop(1, "queue_full")
             return
         if self._queue.qsize() >= self._batch_size:
             self._wake.set()
@@ -109,7 +109,7 @@ class UsageWriter:
                             len(batch),
                             type(exc).__name__,
                         )
-                        self._drop(len(batch))
+                        self._drop(len(batch), "refused")
                         batch = []
                         continue
                     # The store is down or slow: keep the batch, retry; the queue bounds what waits.
@@ -135,7 +135,7 @@ class UsageWriter:
                 if time.monotonic() >= self._deadline:
                     left = len(batch) + self._queue.qsize()
                     log.error("usage ledger: %d records not written before shutdown", left)
-                    self._drop(left)
+                    self._drop(left, "shutdown")
                     return
                 if batch:
                     time.sleep(min(0.1, max(0.0, self._deadline - time.monotonic())))
@@ -168,12 +168,12 @@ class UsageWriter:
         if removed:
             log.info("usage ledger: %d records past %d days removed", removed, self._retention_days)
 
-    def _drop(self, count: int) -> None:
+    def _drop(self, count: int, reason: str) -> None:
         if count <= 0:
             return
         with self._count_lock:  # both the event loop and the writer thread drop
             self.dropped += count
-        self._on_dropped(count)
+        self._on_dropped(count, reason)
 
 
 def _transient(exc: Exception) -> bool:
