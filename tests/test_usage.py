@@ -393,3 +393,16 @@ def test_a_relative_sqlite_path_in_the_file_is_relative_to_the_file(tmp_path):
     )
     settings = load_settings(config, environ={})
     assert settings.usage.url.get_secret_value() == f"sqlite:///{tmp_path / 'conf' / 'data' / 'usage.db'}"
+
+
+def test_cli_usage_without_a_configuration_reads_the_ledger_url_from_the_environment(
+    tmp_path, capsys, monkeypatch
+):
+    url = f"sqlite:///{tmp_path / 'env.db'}"
+    store = UsageStore(url)
+    store.write([record(principal="dana")])
+    store.dispose()
+    monkeypatch.delenv("GATEWAY_CONFIG", raising=False)
+    monkeypatch.setenv("GATEWAY_USAGE__URL", url)
+    assert main(["usage", "--format", "json"]) == 0
+    assert [r["key"] for r in json.loads(capsys.readouterr().out)] == ["dana"]

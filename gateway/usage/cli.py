@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,9 +12,9 @@ from typing import Any
 import orjson
 from sqlalchemy.exc import SQLAlchemyError
 
-from gateway.config import ConfigError, load_settings
+from gateway.config import CONFIG_ENV_VAR, ConfigError, load_settings
 from gateway.usage.query import GROUPS, UsageQuery, parse_since, summarize
-from gateway.usage.settings import engine_url
+from gateway.usage.settings import UsageSettings, engine_url
 from gateway.usage.store import UsageStore
 
 __all__ = ["register"]
@@ -23,7 +24,11 @@ def register(sub: Any) -> None:
     """Add the ``usage`` command to the CLI's subparsers."""
     p = sub.add_parser("usage", help="read the usage ledger: who used which backend, for how long")
     p.add_argument("--config", type=Path, help="YAML configuration (default: $GATEWAY_CONFIG)")
-    p.add_argument("--url", help="the ledger's database URL (default: usage.url of the configuration)")
+    p.add_argument(
+        "--url",
+        help="the ledger's database URL (default: usage.url of --config or $GATEWAY_CONFIG, "
+        "else $GATEWAY_USAGE__URL, else sqlite:///usage.db)",
+    )
     p.add_argument("--key", help="one key name or JWT subject only")
     p.add_argument("--since", default="7d", help="a duration (30m, 12h, 7d, 4w) or an ISO date (default 7d)")
     p.add_argument("--by", choices=GROUPS, default="key", help="group rows by (default key)")
@@ -43,6 +48,9 @@ def _usage(args: argparse.Namespace) -> int:
             url = engine_url(args.url)
         except ValueError as exc:
             raise ConfigError(f"--url: {exc}") from None
+    elif args.config is None and not os.environ.get(CONFIG_ENV_VAR):
+        # No configuration to read: the ledger's own settings (GATEWAY_USAGE__URL, else ./usage.db).
+        url = engine_url(os.environ.get("GATEWAY_USAGE__URL") or UsageSettings().url.get_secret_value())
     else:
         url = engine_url(load_settings(args.config).usage.url.get_secret_value())
     store = UsageStore(url)

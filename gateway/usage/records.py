@@ -6,8 +6,7 @@ Only identities, codes and numbers: never the credential, a header, or prompt or
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from gateway.telemetry.record import RequestRecord
 
@@ -40,9 +39,6 @@ class UsageRecord:
     backend_seconds: float
     sampler: str | None
     canvas_fill: float | None
-
-    def row(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def from_request(record: RequestRecord, finished: float, *, now: float | None = None) -> UsageRecord:
