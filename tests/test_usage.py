@@ -292,11 +292,13 @@ def test_writer_batches_and_flushes_on_close(tmp_path):
 
     store.write = counting  # type: ignore[method-assign]
     writer = UsageWriter(store, queue_size=100, batch_size=4, flush_interval=60)
-    writer.start()
-    for i in range(10):
+    for i in range(10):  # queued before the thread starts: the batches below do not depend on timing
         writer.submit(record(request_id=f"r{i}"))
-    # Two full batches wake the writer; the last two wait for the flush interval, or for close.
+    writer.start()
+    # Two full batches are written at once; the last two wait for the flush interval, or for close.
     assert wait_for(lambda: sum(writes) == 8)
+    time.sleep(0.2)
+    assert writes == [4, 4]
     writer.close(timeout=5)
     assert writes == [4, 4, 2] and writer.dropped == 0
     writer.submit(record())  # after close: dropped and counted, never queued for nobody

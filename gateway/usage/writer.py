@@ -95,6 +95,8 @@ class UsageWriter:
         failures = 0
         while True:
             if not batch:
+                # A wake-up is for what is queued now: taken here, so a later partial batch waits its turn.
+                self._wake.clear()
                 batch = self._take()
             if batch:
                 try:
@@ -144,7 +146,6 @@ class UsageWriter:
                 self._stop.wait(min(_MAX_BACKOFF, self._flush_interval * 2 ** min(failures, 8)))
             elif self._queue.qsize() < self._batch_size:
                 self._wake.wait(self._flush_interval)
-                self._wake.clear()
 
     def _take(self) -> list[UsageRecord]:
         batch: list[UsageRecord] = []
