@@ -408,3 +408,20 @@ def test_cli_usage_without_a_configuration_reads_the_ledger_url_from_the_environ
     monkeypatch.setenv("GATEWAY_USAGE__URL", url)
     assert main(["usage", "--format", "json"]) == 0
     assert [r["key"] for r in json.loads(capsys.readouterr().out)] == ["dana"]
+
+
+def test_a_client_that_hangs_up_still_gets_its_row(make_gateway, tmp_path):
+    url = f"sqlite:///{tmp_path / 'gone.db'}"
+    gw = make_gateway(usage={"url": url, "flush_interval": 0.02})
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(
+            gw.base_url + "/chat/completions",
+            json={"model": "auto", "messages": CHAT},
+            headers={"authorization": f"Bearer {gw.key}", "x-sim-fault": "stall_after=0"},
+            timeout=0.3,
+        )
+    assert wait_for(lambda: gw.metric("gateway_usage_records_written_total") == 1)
+    [row] = rows(url)
+    assert (row["outcome"], row["status"], row["backend"]) == ("disconnected", 499, "diffusion")
+    # The backend worked on it until the gateway closed the upstream request.
+    assert row["backend_seconds"] > 0 and row["completion_tokens"] == 0
