@@ -425,3 +425,37 @@ def test_a_client_that_hangs_up_still_gets_its_row(make_gateway, tmp_path):
     assert (row["outcome"], row["status"], row["backend"]) == ("disconnected", 499, "diffusion")
     # The backend worked on it until the gateway closed the upstream request.
     assert row["backend_seconds"] > 0 and row["completion_tokens"] == 0
+
+
+def test_the_compose_init_script_gives_grafana_a_read_only_role(postgres):
+    """deploy/postgres/initdb/10-grafana-reader.sh, run as the postgres image runs it, against a real
+    server: Grafana's role reads the tables the gateway creates later, and may change nothing."""
+    import os
+    import subprocess
+
+    import psycopg
+
+    root = Path(__file__).resolve().parent.parent
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE gateway")
+    env = {
+        **os.environ,
+        "POSTGRES_USER": "gateway",
+        "POSTGRES_DB": "gateway",
+        "LEDGER_GRAFANA_PASSWORD": "reader-secret",
+        "PGHOST": "127.0.0.1",
+        "PGPORT": str(postgres.port),
+        "PATH": f"{postgres.bindir}:{os.environ['PATH']}",
+    }
+    script = root / "deploy" / "postgres" / "initdb" / "10-grafana-reader.sh"
+    result = subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    ledger = postgres.url.rsplit("/", 1)[0] + "/gateway"
+    store = UsageStore(ledger)
+    store.write([record(principal="alice")])
+    store.dispose()
+    reader = f"postgresql://grafana:reader-secret@127.0.0.1:{postgres.port}/gateway"
+    with psycopg.connect(reader) as conn:
+        assert conn.execute("SELECT principal FROM usage_records").fetchall() == [("alice",)]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("DELETE FROM usage_records")
