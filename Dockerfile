@@ -22,7 +22,7 @@ LABEL org.opencontainers.image.title="diffusion-gateway" \
       org.opencontainers.image.source="https://example.invalid/diffusion-gateway"
 RUN groupadd --system --gid 10001 gateway \
  && useradd --system --uid 10001 --gid gateway --home-dir /var/lib/gateway --create-home gateway \
- && install -d -o gateway -g gateway -m 0700 /var/lib/gateway/keys
+ && install -d -o gateway -g gateway -m 0700 /var/lib/gateway/keys /var/lib/gateway/usage
 COPY --from=build /opt/venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \

@@ -140,6 +140,8 @@ def gateway(
             },
         ],
         "auth": {"keys_file": str(keys)},
+        # The usage ledger (on by default) in the run's temporary directory, not the working directory.
+        "usage": {"url": f"sqlite:///{tmp / f'usage-{port}.db'}"},
         **sections,
     }
     path = tmp / f"gateway-{port}.yaml"

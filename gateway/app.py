@@ -11,6 +11,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
 
 import httpx
 from fastapi import FastAPI
@@ -19,6 +20,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from gateway.api import openai as openai_routes
 from gateway.api import ops
+from gateway.api import usage as usage_routes
 from gateway.api.errors import install_error_handlers
 from gateway.api.fastpath import GatewayApp
 from gateway.api.state import GatewayState
@@ -35,7 +37,12 @@ from gateway.routing.state import BackendPool, SharedCount
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.logs import configure_logging
 from gateway.telemetry.metrics import Metrics
+from gateway.telemetry.record import RequestRecord
 from gateway.upstream import build_upstream
+from gateway.usage.ledger import Ledger
+
+if TYPE_CHECKING:
+    from gateway.telemetry.tracing import Tracer
 
 __all__ = ["create_app"]
 
@@ -97,6 +104,7 @@ def create_app(
         ).inc(),
         on_store_error=lambda op: metrics.state_errors.labels(op).inc(),
     )
+    ledger, tracer, finishers = _usage_and_tracing(settings, metrics)
     shared = SharedCount(store) if store.shared else None
     pool = BackendPool(settings.backends, settings.routing.breaker, shared=shared)
     snapshots: dict[str, BackendSnapshot] = {}
@@ -121,6 +129,9 @@ def create_app(
         metrics=metrics,
         started_at=int(time.time()),
         exposition=_exposition(registry, backend_collector, multiprocess_dir),
+        ledger=ledger,
+        tracer=tracer,
+        finishers=finishers,
     )
 
     @contextlib.asynccontextmanager
@@ -134,6 +145,8 @@ def create_app(
             tasks.append(asyncio.create_task(scrape_forever(pool, upstream, snapshots, interval)))
         if verifier is not None and verifier.jwks is not None:
             await verifier.jwks.refresh()  # a failure is logged; cached-or-503 logic takes over
+        if ledger is not None:
+            ledger.start()
         try:
             yield
         finally:
@@ -142,6 +155,11 @@ def create_app(
             await upstream.aclose()
             await idp_client.aclose()
             await store.aclose()
+            # Last: by now every request has finished, so every row and span is queued (issue 19).
+            if ledger is not None:
+                await ledger.close()
+            if tracer is not None:
+                await asyncio.to_thread(tracer.shutdown)
 
     app = FastAPI(
         title="diffusion-gateway",
@@ -153,8 +171,34 @@ def create_app(
     app.state.gateway = state
     app.include_router(openai_routes.router)
     app.include_router(ops.router)
+    app.include_router(usage_routes.router)
     install_error_handlers(app)
     return GatewayApp(app, state)
+
+
+def _usage_and_tracing(
+    settings: Settings, metrics: Metrics
+) -> tuple[Ledger | None, Tracer | None, tuple[Callable[[RequestRecord, float], None], ...]]:
+    """The usage ledger and the tracer (issue 19), and what the middleware runs when a request ends."""
+    ledger = None
+    if settings.usage.enabled:
+        ledger = Ledger(settings.usage, dropped=metrics.usage_dropped, written=metrics.usage_written)
+    tracer = None
+    if settings.telemetry.tracing.enabled:
+        try:
+            from gateway.telemetry.tracing import Tracer
+        except ImportError:
+            raise ConfigError(
+                "telemetry.tracing.enabled needs the OpenTelemetry SDK: "
+                "pip install 'diffusion-gateway[tracing]'"
+            ) from None
+        tracer = Tracer(settings)
+    finishers: list[Callable[[RequestRecord, float], None]] = []
+    if tracer is not None:
+        finishers.append(tracer.finish)
+    if ledger is not None:
+        finishers.append(ledger.finish)
+    return ledger, tracer, tuple(finishers)
 
 
 def _exposition(

@@ -24,6 +24,7 @@ from gateway.limits.settings import LimitSettings
 from gateway.server import bind, run, serve
 from gateway.simulator import PROFILES, SimulatorSettings, create_simulator
 from gateway.telemetry.logs import configure_logging
+from gateway.usage import cli as usage_cli
 
 __all__ = ["main"]
 
@@ -110,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
                 help="its default for chat_template_kwargs.enable_thinking",
             )
             p.add_argument("--strip-reasoning", action="store_true", help="remove reasoning from its answers")
+            p.add_argument("--admin", action="store_true", help="the admin scope: may read everyone's usage")
             p.add_argument("--rpm", type=int, help="requests per minute")
             p.add_argument("--tpm", type=int, help="tokens per minute (prompt + completion)")
             p.add_argument("--concurrency", type=int, help="concurrent requests")
@@ -136,6 +138,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check-config", help="validate a configuration and print it, secrets masked")
     p.add_argument("--config", type=Path)
     p.set_defaults(func=_check_config)
+
+    usage_cli.register(sub)  # gateway usage (issue 19)
     return parser
 
 
@@ -289,6 +293,7 @@ def _demo(args: argparse.Namespace) -> int:
                 for kind, sim in sims.items()
             ],
             auth={"keys_file": str(keys_file)},
+            usage={"url": f"sqlite:///{Path(tmp) / 'usage.db'}"},  # gone with the demo, as its key is
         )
         apps: list[tuple[ASGIApp, socket.socket]] = [
             (create_simulator(sim)[0], sockets[kind]) for kind, sim in sims.items()
@@ -394,6 +399,7 @@ def _keys_create(args: argparse.Namespace) -> int:
         thinking=args.thinking,
         strip_reasoning=True if args.strip_reasoning else None,
         limits=_limits(args),
+        admin=True if args.admin else None,
     )
     print(f"created key {args.name!r} in {path}; it is shown only now:", file=sys.stderr)
     print(key)

@@ -41,6 +41,8 @@ from pydantic_settings import (
 
 from gateway.limits.settings import LimitSettings, StateSettings
 from gateway.routing.settings import RoutingSettings
+from gateway.telemetry.tracing_settings import TracingSettings
+from gateway.usage.settings import UsageSettings
 
 __all__ = [
     "AuthSettings",
@@ -223,6 +225,8 @@ class TierPolicy(_Section):
     # Its difficulty threshold (routing.scorer): e.g. 0.8 for a bot that wants speed, 0.3 for users who
     # want quality; None: routing.scorer.threshold, else the model's.
     route_threshold: float | None = Field(None, gt=0, lt=1)
+    # The admin scope: reads every principal's usage (GET /v1/gateway/usage); others see their own.
+    admin: bool = False
 
 
 class AuthSettings(_Section):
@@ -240,6 +244,9 @@ class TelemetrySettings(_Section):
     log_content_max_chars: int = Field(2000, ge=0)
     # Scrape each backend's /metrics (load and diffusion counters) every routing.health_interval seconds.
     scrape_backends: bool = True
+    # Prompt and completion text on trace spans (issue 19): off unless an operator turns it on.
+    capture_content: bool = False
+    tracing: TracingSettings = TracingSettings()
 
 
 class PacingSettings(_Section):
@@ -282,6 +289,7 @@ class Settings(BaseSettings):
     pacing: PacingSettings = PacingSettings()
     limits: LimitSettings = LimitSettings()
     state: StateSettings = StateSettings()
+    usage: UsageSettings = UsageSettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
@@ -400,6 +408,12 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         _resolve_path(auth, "keys_file", base)
         if isinstance(auth.get("jwt"), dict):
             _resolve_path(auth["jwt"], "public_key_file", base)
+    usage = data.get("usage")
+    if isinstance(usage, dict):
+        url = usage.get("url")
+        # sqlite:///relative.db is a path too (sqlite:////abs.db is absolute): relative to the file.
+        if isinstance(url, str) and url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
+            usage["url"] = "sqlite:///" + str(base / url.removeprefix("sqlite:///"))
     return data
 
 

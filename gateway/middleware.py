@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -34,11 +34,18 @@ def record_of(scope: Scope) -> RequestRecord:
 
 class RequestContextMiddleware:
     def __init__(
-        self, app: ASGIApp, metrics: Metrics, clock: Callable[[], float] = time.perf_counter
+        self,
+        app: ASGIApp,
+        metrics: Metrics,
+        clock: Callable[[], float] = time.perf_counter,
+        *,
+        finishers: Sequence[Callable[[RequestRecord, float], None]] = (),
     ) -> None:
         self.app = app
         self.metrics = metrics
         self.clock = clock
+        # After the log line: the usage ledger and the request's trace span (issue 19).
+        self.finishers = tuple(finishers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -94,6 +101,11 @@ class RequestContextMiddleware:
                     record.outcome = _outcome(record.status)
                 self.metrics.observe(record, finished)
                 log_request(record, finished)
+                for finish in self.finishers:
+                    try:
+                        finish(record, finished)
+                    except Exception as exc:  # as with the hooks: never break a response for accounting
+                        log.error("request finisher failed", exc_info=exc)
 
 
 def _outcome(status: int) -> str:

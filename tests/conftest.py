@@ -14,6 +14,12 @@ from gateway.simulator.app import SimulatorState
 from tests.support import ServerThread, gateway_settings, write_key
 
 
+@pytest.fixture(autouse=True)
+def _usage_ledger_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The usage ledger is on by default (./usage.db): each test's gateways write theirs under tmp_path."""
+    monkeypatch.setenv("GATEWAY_USAGE__URL", f"sqlite:///{tmp_path / 'usage.db'}")
+
+
 @dataclass
 class Sim:
     server: ServerThread

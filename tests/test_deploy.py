@@ -59,6 +59,11 @@ def test_dockerfile_lints_clean_and_has_what_an_image_needs():
         "limits",
         "redis",
         "prometheus-client",
+        "sqlalchemy",  # the usage ledger; the image serves the compose profiles too (issue 19):
+        "psycopg",
+        "psycopg-binary",
+        "opentelemetry-sdk",
+        "opentelemetry-exporter-otlp-proto-http",
     ):
         assert f"\n{dependency}==" in lock, dependency
 
@@ -76,6 +81,10 @@ def compose() -> dict:
         "gpu",
         "--profile",
         "sim",
+        "--profile",
+        "ledger",
+        "--profile",
+        "tracing",
         "config",
     )
     return yaml.safe_load(text)
@@ -92,12 +101,38 @@ def test_only_the_gateway_is_published(compose):
         "redis",
         "prometheus",
         "grafana",
+        "postgres",
+        "jaeger",
     } <= set(services)
     published = {name for name, s in services.items() if s.get("ports")}
     assert published == {"gateway"}
     assert compose["networks"]["backends"]["internal"] is True
     for name in ("vllm-diffusion", "vllm-ar", "sim-diffusion", "sim-ar", "redis"):
         assert set(services[name]["networks"]) == {"backends"}, name
+
+
+def test_compose_ledger_and_tracing_are_optional_profiles(compose):
+    """Issue 19: PostgreSQL for the usage ledger and Jaeger for traces, each behind its own profile; the
+    gateway defaults to SQLite in a volume and to tracing off, and its settings name both services."""
+    services = compose["services"]
+    assert services["postgres"]["profiles"] == ["ledger"] and services["jaeger"]["profiles"] == ["tracing"]
+    env = services["gateway"]["environment"]
+    assert env["GATEWAY_USAGE__URL"] == "sqlite:////var/lib/gateway/usage/usage.db"
+    assert {v["target"] for v in services["gateway"]["volumes"]} >= {"/var/lib/gateway/usage"}
+    assert env["GATEWAY_TELEMETRY__TRACING__ENABLED"] == "false"
+    assert env["GATEWAY_TELEMETRY__TRACING__ENDPOINT"] == "http://jaeger:4318/v1/traces"
+    # vLLM (on the internal network) can reach Jaeger; Grafana and the gateway reach PostgreSQL.
+    assert "backends" in services["jaeger"]["networks"] and "edge" in services["jaeger"]["networks"]
+    assert "edge" in services["postgres"]["networks"] and "edge" in services["grafana"]["networks"]
+    pg_env = services["postgres"]["environment"]
+    assert pg_env["POSTGRES_DB"] == "gateway" and pg_env["POSTGRES_PASSWORD"]
+    reader = (ROOT / "deploy" / "postgres" / "initdb" / "10-grafana-reader.sh").read_text()
+    assert "GRANT SELECT ON TABLES TO grafana" in reader
+    datasource = yaml.safe_load(
+        (ROOT / "deploy" / "grafana" / "provisioning" / "datasources" / "usage-ledger.yml").read_text()
+    )["datasources"][0]
+    assert datasource["uid"] == "usage-ledger" and datasource["user"] == "grafana"
+    assert datasource["jsonData"]["database"] == pg_env["POSTGRES_DB"]
 
 
 def test_compose_images_are_pinned_and_gpus_reserved(compose):

@@ -48,7 +48,7 @@ def queried_metrics() -> set[str]:
     exprs = []
     dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "diffusion-gateway.json").read_text())
     for panel in dashboard["panels"]:
-        exprs += [t["expr"] for t in panel["targets"]]
+        exprs += [t["expr"] for t in panel["targets"] if "expr" in t]  # SQL panels (the ledger) have rawSql
     exprs += [
         v["query"]["query"] for v in dashboard["templating"]["list"] if isinstance(v.get("query"), dict)
     ]
@@ -81,6 +81,7 @@ def test_every_series_the_dashboard_and_alerts_query_exists(make_gateway):
     every_kind_of_traffic(gw)
     wanted = queried_metrics()
     assert {"gateway_requests_total", "gateway_diffusion_requests_total", "gateway_backend_info"} <= wanted
+    assert "gateway_usage_records_dropped_total" in wanted
 
     def present() -> set[str]:
         text = httpx.get(gw.url + "/metrics").text
@@ -140,7 +141,7 @@ def test_a_real_prometheus_sees_the_sampler_and_entropy_bound_per_request(make_g
             lambda: len(series('gateway_requests_total{backend="autoregressive"}')) > 0, within=30
         )
         rules = httpx.get(api + "/rules", timeout=5).json()["data"]["groups"][0]["rules"]
-        assert len(rules) == 5 and all(r["health"] in ("ok", "unknown") for r in rules)
+        assert len(rules) == 6 and all(r["health"] in ("ok", "unknown") for r in rules)
     finally:
         proc.terminate()
         try:

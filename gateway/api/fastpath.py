@@ -32,7 +32,7 @@ class GatewayApp:
     def __init__(self, api: FastAPI, state: GatewayState) -> None:
         self.api = api
         self._gateway = state
-        self._entry = RequestContextMiddleware(self._dispatch, state.metrics)
+        self._entry = RequestContextMiddleware(self._dispatch, state.metrics, finishers=state.finishers)
 
     @property
     def state(self) -> Any:

@@ -19,8 +19,13 @@ router = APIRouter()
 async def proxy(request: Request, endpoint: Endpoint, state: GatewayState) -> Response:
     """POST to a proxied API (dialects.PATHS); dispatched by gateway.api.fastpath, not the router."""
     record = record_of(request.scope)
+    record.api = endpoint  # a ledger row and a trace for every proxied call, failed ones too (issue 19)
+    if state.tracer is not None:
+        record.trace = state.tracer.start(record, request.headers, endpoint)
     principal = await state.auth.authenticate(request.headers)
     record.principal = principal.name
+    record.principal_kind = principal.kind
+    record.tier = principal.tier
     record.principal_label = state.metrics.principal_label(principal.kind, principal.name, principal.tier)
     admission = await state.limiter.admit(principal)
     record.rate_headers = admission.headers

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import orjson
@@ -18,7 +18,12 @@ from gateway.limits.store import StateStore
 from gateway.proxy.handler import ProxyHandler
 from gateway.routing.state import BackendPool
 from gateway.telemetry.metrics import Metrics
+from gateway.telemetry.record import RequestRecord
 from gateway.upstream import UpstreamClient
+from gateway.usage.ledger import Ledger
+
+if TYPE_CHECKING:  # imported only when tracing is on: off, nothing from opentelemetry is loaded
+    from gateway.telemetry.tracing import Tracer
 
 __all__ = ["GatewayState"]
 
@@ -38,6 +43,11 @@ class GatewayState:
     started_at: int
     # Renders GET /metrics (one process, or every worker merged).
     exposition: Callable[[], bytes]
+    # Issue 19: the usage ledger (None with usage.enabled: false), the tracer (None with tracing off), and
+    # what runs once a request has finished (ledger row, end of the trace span).
+    ledger: Ledger | None = None
+    tracer: Tracer | None = None
+    finishers: tuple[Callable[[RequestRecord, float], None], ...] = ()
 
     @staticmethod
     def json(body: Any, status: int = 200) -> Response:

@@ -88,6 +88,7 @@ class Authenticator:
             strip_reasoning=record.strip_reasoning,
             pacing=record.pacing,
             route_threshold=record.route_threshold,
+            admin=record.admin,
         )
 
 

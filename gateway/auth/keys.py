@@ -56,6 +56,7 @@ class KeyRecord(BaseModel):
     route_threshold: float | None = Field(None, gt=0, lt=1)  # routing.scorer threshold for this key
     tier: str | None = None
     limits: LimitSettings | None = None
+    admin: bool | None = None  # the admin scope (TierPolicy.admin)
     revoked: bool = False
 
     def expired(self, now: datetime) -> bool:

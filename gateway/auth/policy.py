@@ -31,6 +31,7 @@ def build_principal(
     strip_reasoning: bool | None = None,
     pacing: bool | None = None,
     route_threshold: float | None = None,
+    admin: bool | None = None,
 ) -> Principal:
     """The principal's own settings where given, else its tier's. An unknown tier fails closed."""
     policy = _OPEN
@@ -57,4 +58,5 @@ def build_principal(
         strip_reasoning=strip_reasoning if strip_reasoning is not None else policy.strip_reasoning,
         pacing=pacing if pacing is not None else policy.pacing,
         route_threshold=route_threshold if route_threshold is not None else policy.route_threshold,
+        admin=admin if admin is not None else policy.admin,
     )

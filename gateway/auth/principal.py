@@ -37,6 +37,8 @@ class Principal:
     tier: str | None = None
     # Its own limits (key record over tier); the limits: section fills in the rest.
     limits: LimitSettings | None = None
+    # The admin scope (a key's or its tier's): reads everybody's usage.
+    admin: bool = False
 
     def may_use(self, *names: str) -> bool:
         """True when any of ``names`` (a backend's name and model id, or ``auto``) is allowed."""

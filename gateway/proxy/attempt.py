@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -80,13 +80,42 @@ class Attempt:
     clock: Callable[[], float] = time.perf_counter
     strip_reasoning: bool = False
     pacing: Schedule | None = None
+    # Issue 19: when the backend was sent the request (for RequestRecord.backend_seconds), and the
+    # attempt's trace span while its stream is relayed.
+    _sent_at: float = field(default=0.0, init=False)
+    _span: Any = field(default=None, init=False)
+
+    # ---- usage and trace accounting around each attempt (issue 19) -------------------------------------
+
+    def _begin(self) -> tuple[Any, list[tuple[str, str]]]:
+        """The attempt's span (None with tracing off) and the headers to send, with its traceparent."""
+        self._sent_at = self.clock()
+        trace = self.record.trace
+        if trace is None:
+            return None, self.headers
+        span = trace.attempt(self.backend)
+        return span, span.headers(self.headers)
+
+    def _end(self, span: Any, outcome: Outcome | None) -> None:
+        self.record.backend_seconds += self.clock() - self._sent_at
+        if span is not None:
+            span.end(_span_outcome(outcome))
 
     # ---- non-streaming ----------------------------------------------------------------------------------
 
     async def unary(self) -> Outcome:
+        span, headers = self._begin()
+        outcome: Outcome | None = None
+        try:
+            outcome = await self._unary(headers)
+            return outcome
+        finally:
+            self._end(span, outcome)
+
+    async def _unary(self, headers: list[tuple[str, str]]) -> Outcome:
         try:
             response = await self.upstream.send(
-                self.backend, self.path, body=self.body, headers=self.headers, stream=False
+                self.backend, self.path, body=self.body, headers=headers, stream=False
             )
             try:
                 data = await response.read()
@@ -117,9 +146,23 @@ class Attempt:
 
         Until something is sent, a failure can still be a clean HTTP error or a switch to another backend.
         """
+        span, headers = self._begin()
+        opened: tuple[Outcome, UpstreamResponse | None, list[bytes]] | None = None
+        try:
+            opened = await self._open_stream(headers)
+            return opened
+        finally:
+            if opened is not None and opened[1] is not None:
+                self._span = span  # the relay ends it, with the stream
+            else:
+                self._end(span, opened[0] if opened is not None else None)
+
+    async def _open_stream(
+        self, headers: list[tuple[str, str]]
+    ) -> tuple[Outcome, UpstreamResponse | None, list[bytes]]:
         try:
             response = await self.upstream.send(
-                self.backend, self.path, body=self.body, headers=self.headers, stream=True
+                self.backend, self.path, body=self.body, headers=headers, stream=True
             )
         except UpstreamError as exc:
             return _failed(exc, self.backend), None, []
@@ -242,6 +285,7 @@ class Attempt:
             )
         finally:
             await response.aclose(answered=done)
+            self._end(self._span, Outcome(outcome=record.outcome or "ok"))
             if sent is not None and record.content is not None:
                 record.content["completion"] = answer_of_events(sent, self.endpoint).content
 
@@ -251,6 +295,13 @@ def _json(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
+
+
+def _span_outcome(outcome: Outcome | None) -> str:
+    """What an attempt's span reports: why another backend was tried, else the outcome."""
+    if outcome is None:
+        return "cancelled"
+    return outcome.retry or outcome.outcome
 
 
 def _checkable(answer: Answer, wait_for_end: bool) -> bool:

@@ -104,6 +104,9 @@ class ProxyHandler:
         body = await read_body(request, server.max_body_bytes)
         parsed = self._parse(body, endpoint, principal)
         record.stream = parsed.stream
+        record.model = parsed.model  # the usage ledger's and the trace's requested model (issue 19)
+        if record.trace is not None:
+            record.trace.request(parsed)
         telemetry = self._settings.telemetry
         if telemetry.log_content:
             view = parsed.view

@@ -217,6 +217,17 @@ class Metrics:
         self.state_errors = counter(
             "gateway_state_store_errors", "Calls to the state store (Redis) that failed or timed out.", ["op"]
         )
+        # The usage ledger (issue 19): rows written, and rows dropped because the store could not keep up.
+        self.usage_written = counter(
+            "gateway_usage_records_written",
+            "Usage ledger rows written, by store (sqlite, postgresql).",
+            ["store"],
+        )
+        self.usage_dropped = counter(
+            "gateway_usage_records_dropped",
+            "Usage ledger rows dropped: queue_full (store slow or down), shutdown, refused.",
+            ["reason"],
+        )
 
     # ---- bounded label values ---------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from gateway.proxy.sse import Usage
 
@@ -64,3 +65,12 @@ class RequestRecord:
     # (charging tokens, giving back a concurrency slot).
     rate_headers: list[tuple[str, str]] = field(default_factory=list)
     on_end: list[Callable[[RequestRecord], Awaitable[None]]] = field(default_factory=list)
+    # ---- for the usage ledger and traces (issue 19) ----
+    api: str | None = None  # chat | completions | responses | messages: set on the proxied APIs only
+    model: str | None = None  # the model the client asked for
+    principal_kind: str | None = None
+    tier: str | None = None
+    # Seconds the backends worked on this request: every attempt, from send to the last byte read.
+    backend_seconds: float = 0.0
+    # The request's trace (gateway.telemetry.tracing.RequestTrace) when tracing is on, else None.
+    trace: Any = None

@@ -1,0 +1,184 @@
+"""Writes ledger rows off the request path: a bounded queue, drained in batches by one thread.
+
+``submit`` is all a request pays: a non-blocking put. When the store is slow or down the queue fills up
+to ``usage.queue_size``; past that, new records are dropped and counted (never a wait, never an error
+for the client). A batch that failed to write is kept and retried with a back-off, so a store that comes
+back loses nothing that was still queued. ``close`` writes what is left, within ``shutdown_timeout``.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+from gateway.usage.records import UsageRecord
+from gateway.usage.store import UsageStore
+
+__all__ = ["UsageWriter"]
+
+log = logging.getLogger("gateway.usage")
+
+_EXPIRE_EVERY = 3600.0
+_MAX_BACKOFF = 30.0
+
+
+class UsageWriter:
+    def __init__(
+        self,
+        store: UsageStore,
+        *,
+        queue_size: int,
+        batch_size: int,
+        flush_interval: float,
+        retention_days: int | None = None,
+        on_dropped: Callable[[int, str], None] = lambda n, reason: None,
+        on_written: Callable[[int], None] = lambda n: None,
+    ) -> None:
+        self.store = store
+        self._queue: queue.Queue[UsageRecord] = queue.Queue(maxsize=queue_size)
+        self._batch_size = batch_size
+        self._flush_interval = flush_interval
+        self._retention_days = retention_days
+        self._on_dropped = on_dropped
+        self._on_written = on_written
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._deadline = float("inf")
+        self._thread = threading.Thread(target=self._run, name="usage-writer", daemon=True)
+        self._next_expiry = 0.0
+        self._count_lock = threading.Lock()
+        self.dropped = 0
+        self.written = 0
+
+    # ---- the request side (event loop) ------------------------------------------------------------------
+
+    def submit(self, record: UsageRecord) -> None:
+        if self._stop.is_set():
+            self._drop(1, "shutdown")
+            return
+        try:
+            self._queue.put_nowait(record)
+        except queue.Full:
+            self._drop(1, "queue_full")
+            return
+        if self._queue.qsize() >= self._batch_size:
+            self._wake.set()
+
+    @property
+    def pending(self) -> int:
+        return self._queue.qsize()
+
+    # ---- life cycle ----------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self, timeout: float) -> None:
+        """Stop taking records and write those queued, for at most ``timeout`` seconds (blocking: run it
+        in a worker thread from async code). What could not be written by then is counted as dropped."""
+        self._deadline = time.monotonic() + timeout
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout + 1)
+        self.store.dispose()
+
+    # ---- the writer thread --------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        batch: list[UsageRecord] = []
+        failures = 0
+        while True:
+            if not batch:
+                # A wake-up is for what is queued now: taken here, so a later partial batch waits its turn.
+                self._wake.clear()
+                batch = self._take()
+            if batch:
+                try:
+                    self.store.write(batch)
+                except Exception as exc:
+                    if not _transient(exc):
+                        # The rows themselves are refused (a constraint, a type): retrying cannot help,
+                        # and holding them would stop every later row.
+                        log.error(
+                            "usage ledger: %s refused %d records (%s)",
+                            self.store.where,
+                            len(batch),
+                            type(exc).__name__,
+                        )
+                        self._drop(len(batch), "refused")
+                        batch = []
+                        continue
+                    # The store is down or slow: keep the batch, retry; the queue bounds what waits.
+                    failures += 1
+                    if failures == 1 or failures % 20 == 0:
+                        log.warning(
+                            "usage ledger: writing %d records to %s failed (%s); retrying",
+                            len(batch),
+                            self.store.where,
+                            type(exc).__name__,
+                        )
+                else:
+                    if failures:
+                        log.info("usage ledger: %s is writable again", self.store.where)
+                    failures = 0
+                    self.written += len(batch)
+                    self._on_written(len(batch))
+                    batch = []
+            self._expire()
+            if self._stop.is_set():
+                if not batch and self._queue.empty():
+                    return
+                if time.monotonic() >= self._deadline:
+                    left = len(batch) + self._queue.qsize()
+                    log.error("usage ledger: %d records not written before shutdown", left)
+                    self._drop(left, "shutdown")
+                    return
+                if batch:
+                    time.sleep(min(0.1, max(0.0, self._deadline - time.monotonic())))
+                continue
+            if batch:
+                self._stop.wait(min(_MAX_BACKOFF, self._flush_interval * 2 ** min(failures, 8)))
+            elif self._queue.qsize() < self._batch_size:
+                self._wake.wait(self._flush_interval)
+
+    def _take(self) -> list[UsageRecord]:
+        batch: list[UsageRecord] = []
+        while len(batch) < self._batch_size:
+            try:
+                batch.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        return batch
+
+    def _expire(self) -> None:
+        if self._retention_days is None or time.monotonic() < self._next_expiry:
+            return
+        self._next_expiry = time.monotonic() + _EXPIRE_EVERY
+        try:
+            removed = self.store.expire(self._retention_days)
+        except Exception as exc:
+            self._next_expiry = time.monotonic() + min(_EXPIRE_EVERY, 60.0)
+            log.warning("usage ledger: retention clean-up failed (%s)", type(exc).__name__)
+            return
+        if removed:
+            log.info("usage ledger: %d records past %d days removed", removed, self._retention_days)
+
+    def _drop(self, count: int, reason: str) -> None:
+        if count <= 0:
+            return
+        with self._count_lock:  # both the event loop and the writer thread drop
+            self.dropped += count
+        self._on_dropped(count, reason)
+
+
+def _transient(exc: Exception) -> bool:
+    """A connection or lock problem (worth a retry), not a row the database refuses."""
+    if isinstance(exc, OperationalError | InterfaceError):
+        return True
+    return not isinstance(exc, DBAPIError)  # e.g. a pool timeout: no row was looked at
