@@ -52,6 +52,7 @@ SKIP = {
     "python3 ": "the test suite, linters and examples: tests/test_examples.py, .ci/run",
     "bash .ci/run": "the whole CI",
     "gateway router train": "needs the reader's labelled prompts: tests/test_router_training.py trains",
+    "gateway usage": "reads the ledger a running gateway wrote: tests/test_usage.py runs the command",
     "gateway router eval": "needs the reader's labelled prompts: tests/test_router_training.py evaluates one",
     "TELEGRAM_TOKEN=": "needs Telegram: tests/test_examples.py runs the bot against a fake Bot API",
 }
@@ -325,10 +326,11 @@ def test_docs_cited_by_the_code_exist():
 def test_the_endpoints_table_lists_every_route_served():
     from gateway.api.openai import router as api_router
     from gateway.api.ops import router as ops_router
+    from gateway.api.usage import router as usage_router
     from gateway.proxy.dialects import PATHS
 
     served = {f"POST {path}" for path in PATHS.values()}
-    for router in (api_router, ops_router):
+    for router in (api_router, ops_router, usage_router):
         for route in router.routes:
             served |= {f"{method} {route.path}" for method in route.methods - {"HEAD"}}  # type: ignore[attr-defined]
     table = section("Using it").split("### Endpoints", 1)[1].split("\n### ", 1)[0]

@@ -25,7 +25,8 @@ from tests.postgres_support import PostgresServer
 from tests.support import AR_MODEL, wait_for, write_key
 
 CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
-CODE = [{"role": "user", "content": "Write a python function that merges two sorted lists"}]
+# A code fence: routed by the structural rule (hard:code), whatever the difficulty scorer says.
+CODE = [{"role": "user", "content": "Why does this fail?\n```python\nprint(sorted(a) + b)\n```"}]
 
 
 def post(gw, body, headers=None, key=None, path="/chat/completions"):

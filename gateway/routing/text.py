@@ -59,7 +59,10 @@ _CODE_TERMS = frozenset(
     refactoring unittest pytest jest linter runtime null undefined boolean integer string parser lexer
     backend frontend microservice kafka nginx linux cli sdk jvm gc heap stack memoization complexity
     vectorise vectorize parallelise parallelize serialize deserialize schema migration orm webpack
-    typescript useeffect usestate hook hooks component components props""".split()
+    useeffect usestate hook hooks component components props pipeline cron scraper handler handlers
+    allocation allocations buffer buffering streaming unicode utf encoding timeout concurrency concurrent
+    multithreaded leak crash crashes repo repository jq csv cpu gpu ram latency throughput idempotent
+    sharding shard cli tui gui""".split()
 )
 _CODE_VERBS = frozenset(
     """write implement refactor debug fix optimise optimize port rewrite parallelise parallelize deploy
@@ -89,6 +92,7 @@ _TRANSFORM_TERMS = frozenset(
     raccourcis resume resumir resumen traduce traducir traducción reescribe reformula corrige acorta
     riassumi riassunto traduci traduzione riformula resuma traduza reescreva""".split()
 )
+_DOMAIN = _CODE_TERMS | _MATH_TERMS
 _CLOCK = re.compile(r"\d:[0-5]\d")
 _AM_PM = re.compile(r"\d ?[ap]\.?m\b", re.IGNORECASE)
 _MERIDIEM = frozenset({"am", "pm"})
@@ -168,6 +172,8 @@ def _structure(text: str, tokens: list[str], folded: list[str], out: set[str]) -
         ("transform_terms", _TRANSFORM_TERMS),
     ):
         out.add(f"s:{name}=" + _bucket(len(distinct & lexicon), (1, 2, 4)))
+    # Code or maths at all: a linear model cannot say "code terms OR maths terms" with the two counts.
+    out.add("s:domain_terms=" + _bucket(len(distinct & _DOMAIN), (1, 2, 4)))
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
     capitalised = {t for t in tokens if t[0].isupper() and not t.isupper()}
