@@ -134,9 +134,18 @@ def _serve(args: argparse.Namespace) -> int:
     if args.workers > 1:
         return _serve_workers(args, settings)
     app = create_app(settings)
-    sock = bind(settings.server.host, settings.server.port)
-    run(serve([(app, sock)], settings.server.log_level), settings.server.loop)
+    sockets = [bind(settings.server.host, settings.server.port), *_operator_socket(settings)]
+    if len(sockets) > 1:
+        app.edge.operator_ports.add(sockets[1].getsockname()[1])
+    run(serve([(app, sockets)], settings.server.log_level), settings.server.loop)
     return 0
+
+
+def _operator_socket(settings: Settings) -> list[socket.socket]:
+    """The operator listener (edge.operator_port): /healthz, /readyz and /metrics, reachable when the
+    main listener is at its connection cap."""
+    edge = settings.edge
+    return [] if edge.operator_port is None else [bind(edge.operator_host, edge.operator_port)]
 
 
 def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
@@ -146,8 +155,10 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
     import shutil
 
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     from gateway.app import create_app
+    from gateway.edge.protocol import EdgeProtocol
 
     if settings.state.redis_url is None:
         print(
@@ -161,21 +172,27 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
     if args.config is not None:
         os.environ["GATEWAY_CONFIG"] = str(Path(args.config).resolve())
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    if settings.edge.operator_port == 0:
+        raise ConfigError("edge.operator_port: several workers need a fixed port, not 0")
+    config = uvicorn.Config(
+        "gateway.app:create_app_from_environment",
+        factory=True,
+        workers=args.workers,
+        log_config=None,
+        access_log=False,
+        log_level=settings.server.log_level,
+        loop=settings.server.loop,
+        # The same protocol as one process (gateway/edge): each worker finds its own edge state (its
+        # connection cap is per process, as the file limit it is derived from) behind the app it built.
+        http=EdgeProtocol,
+        timeout_keep_alive=settings.edge.keepalive_timeout,  # type: ignore[arg-type]  # a float is fine
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )
+    # Bound here and handed to every worker, the operator listener's too (uvicorn.run binds only one).
+    sockets = [bind(settings.server.host, settings.server.port), *_operator_socket(settings)]
     try:
-        uvicorn.run(
-            "gateway.app:create_app_from_environment",
-            factory=True,
-            host=settings.server.host,
-            port=settings.server.port,
-            workers=args.workers,
-            log_config=None,
-            access_log=False,
-            log_level=settings.server.log_level,
-            loop=settings.server.loop,
-            http="httptools",
-            server_header=False,
-            timeout_graceful_shutdown=5,
-        )
+        Multiprocess(config, sockets=sockets).run()
     finally:
         if not given:
             shutil.rmtree(metrics_dir, ignore_errors=True)
@@ -263,6 +280,8 @@ def _demo(args: argparse.Namespace) -> int:
                 for kind, sim in sims.items()
             ],
             auth={"keys_file": str(keys_file)},
+            # The simulators' fault injection header (README "Simulator") is forwarded in the demo.
+            edge={"forward_headers": ["x-sim-fault", "x-sim-fault-diffusion", "x-sim-fault-autoregressive"]},
         )
         apps: list[tuple[ASGIApp, socket.socket]] = [
             (create_simulator(sim)[0], sockets[kind]) for kind, sim in sims.items()

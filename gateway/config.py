@@ -39,6 +39,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from gateway.edge.settings import EdgeSettings
 from gateway.limits.settings import LimitSettings, StateSettings
 from gateway.routing.settings import RoutingSettings
 
@@ -279,6 +280,7 @@ class Settings(BaseSettings):
     pacing: PacingSettings = PacingSettings()
     limits: LimitSettings = LimitSettings()
     state: StateSettings = StateSettings()
+    edge: EdgeSettings = EdgeSettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

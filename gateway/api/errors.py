@@ -9,7 +9,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import Scope
 
-from gateway.errors import GatewayError, InvalidRequest, MethodNotAllowed, NotFound, UpstreamFailure
+from gateway.errors import (
+    ClientClosedRequest,
+    GatewayError,
+    InvalidRequest,
+    MethodNotAllowed,
+    NotFound,
+    UpstreamFailure,
+)
 from gateway.limits.limiter import RateLimited
 from gateway.proxy.handler import BACKEND_HEADER
 
@@ -24,6 +31,8 @@ def note_error(request_scope: Scope, exc: GatewayError) -> None:
         record.error_code = exc.code
         if isinstance(exc, RateLimited):
             record.outcome = "rate_limited"
+        elif isinstance(exc, ClientClosedRequest):
+            record.outcome = "disconnected"
 
 
 def error_response(exc: GatewayError, *, anthropic: bool = False) -> Response:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from gateway.telemetry.record import RequestRecord
 
@@ -209,6 +209,29 @@ class Metrics:
         self.state_errors = counter(
             "gateway_state_store_errors", "Calls to the state store (Redis) that failed or timed out.", ["op"]
         )
+        # The edge (issue 16): client connections, by listener (main, operator). Summed over live workers.
+        self.connections_open = Gauge(
+            "gateway_connections_open",
+            "Open client connections, by listener.",
+            ["listener"],
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
+        self.connections_refused = counter(
+            "gateway_connections_refused",
+            "Client connections closed on arrival because the listener was at its cap.",
+            ["listener"],
+        )
+        self.connections_closed = counter(
+            "gateway_connections_closed_by_deadline",
+            "Client connections closed because a request's head or body was not received in time.",
+            ["phase"],
+        )
+        for listener in ("main", "operator"):
+            self.connections_open.labels(listener)
+            self.connections_refused.labels(listener)
+        for phase in ("header", "body"):
+            self.connections_closed.labels(phase)
 
     # ---- bounded label values ---------------------------------------------------------------------------
 
