@@ -1,0 +1,350 @@
+"""The edge (issue 16): deadlines for receiving a request, the connection cap, the operator listener,
+request encodings and the forwarded-header allowlist, against real servers on loopback.
+
+Deadlines are short here (edge settings in each test's config); the only timing assertions are "closed
+before the deadline plus a generous margin". Slow clients are raw sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import socket
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+import uvicorn
+from prometheus_client import CollectorRegistry
+
+from gateway.app import create_app
+from gateway.server import bind, uvicorn_config
+from gateway.simulator import SimulatorSettings, create_simulator
+from tests.conftest import Sim, sample_sum
+from tests.support import ServerThread, gateway_settings, wait_for, write_key
+
+CHAT = {"model": "google/gemma-4-26B-A4B-it", "messages": [{"role": "user", "content": "Hello"}]}
+# Deadline plus this is the latest a connection may still be open: generous for a busy machine.
+MARGIN = 5.0
+FAST = {"header_timeout": 0.3, "body_timeout": 0.5}
+
+
+def _connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.settimeout(10)
+    return sock
+
+
+def _read_until_closed(sock: socket.socket, within: float) -> tuple[bytes, float]:
+    """Everything the server sends until it closes the connection, and when it closed (monotonic)."""
+    sock.settimeout(within)
+    data = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data, time.monotonic()
+
+
+def _post(url: str, key: str, content: bytes, headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.post(
+        url + "/v1/chat/completions",
+        content=content,
+        headers={"authorization": f"Bearer {key}", "content-type": "application/json", **(headers or {})},
+        timeout=10,
+    )
+
+
+# ---- deadlines -----------------------------------------------------------------------------------------
+
+
+def test_a_slow_head_is_closed_with_408(make_gateway):
+    gw = make_gateway(edge=FAST)
+    started = time.monotonic()
+    sock = _connect(gw.server.port)
+    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Ty")
+    data, closed = _read_until_closed(sock, 0.3 + MARGIN)
+    sock.close()
+    assert data.startswith(b"HTTP/1.1 408 ")
+    assert b'"code":"request_timeout"' in data
+    assert closed - started < 0.3 + MARGIN
+    assert wait_for(lambda: gw.metric("gateway_connections_closed_by_deadline_total", phase="header") == 1)
+
+
+def test_a_connection_that_never_sends_is_closed(make_gateway):
+    gw = make_gateway(edge=FAST)
+    started = time.monotonic()
+    sock = _connect(gw.server.port)
+    data, closed = _read_until_closed(sock, 0.3 + MARGIN)
+    sock.close()
+    assert data.startswith(b"HTTP/1.1 408 ")
+    assert closed - started < 0.3 + MARGIN
+
+
+def test_a_slow_body_is_closed_with_408(make_gateway):
+    gw = make_gateway(edge=FAST)
+    sock = _connect(gw.server.port)
+    head = (
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {gw.key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    )
+    sock.sendall(head.encode() + b'{"model": "')
+    sent = time.monotonic()
+    data, closed = _read_until_closed(sock, 0.5 + MARGIN)
+    sock.close()
+    assert data.startswith(b"HTTP/1.1 408 ")
+    assert closed - sent < 0.5 + MARGIN
+    assert wait_for(lambda: gw.metric("gateway_connections_closed_by_deadline_total", phase="body") == 1)
+    assert gw.metric("gateway_connections_closed_by_deadline_total", phase="header") == 0
+    # The request is in the log and the metrics as the client's leaving, not as a server error.
+    assert wait_for(lambda: gw.metric("gateway_requests_total", outcome="disconnected") == 1)
+    assert gw.metric("gateway_requests_total", outcome="server_error") == 0
+
+
+def test_a_body_trickling_byte_by_byte_is_still_closed(make_gateway):
+    """The body deadline is absolute: a byte every 50 ms does not keep the connection."""
+    gw = make_gateway(edge=FAST)
+    sock = _connect(gw.server.port)
+    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+    sent = time.monotonic()
+    closed_at = None
+    for _ in range(int((0.5 + MARGIN) / 0.05)):
+        try:
+            sock.sendall(b" ")
+        except OSError:
+            closed_at = time.monotonic()
+            break
+        time.sleep(0.05)
+    if closed_at is None:
+        _, closed_at = _read_until_closed(sock, 1)
+    sock.close()
+    assert closed_at - sent < 0.5 + MARGIN
+    assert wait_for(lambda: gw.metric("gateway_connections_closed_by_deadline_total", phase="body") == 1)
+
+
+def test_kept_alive_connections_serve_requests_after_the_deadlines(make_gateway):
+    """Each request gets its own head deadline; a connection that keeps sending whole requests lives on,
+    and one left idle is closed by the keep-alive timeout."""
+    gw = make_gateway(edge={**FAST, "keepalive_timeout": 0.4})
+    with httpx.Client(base_url=gw.url, timeout=10) as client:
+        for _ in range(4):
+            assert client.get("/healthz").status_code == 200
+            time.sleep(0.2)  # together longer than either deadline
+    assert gw.metric("gateway_connections_closed_by_deadline_total") == 0
+
+
+@pytest.fixture
+def slow_ar_sim() -> Iterator[Sim]:
+    """An autoregressive backend at the published H100 pace (~205 tokens/s): a 240-token answer streams
+    for over a second."""
+    app, state = create_simulator(SimulatorSettings(kind="autoregressive", profile="h100"))
+    with ServerThread(app) as server:
+        yield Sim(server, state)
+
+
+def test_a_streamed_answer_longer_than_every_deadline_is_not_cut(tmp_path, diffusion_sim, slow_ar_sim):
+    key = write_key(tmp_path / "keys.yaml", "alice")
+    settings = gateway_settings(
+        diffusion_sim.url,
+        slow_ar_sim.url,
+        auth={"keys_file": str(tmp_path / "keys.yaml")},
+        edge={"header_timeout": 0.2, "body_timeout": 0.3, "keepalive_timeout": 0.3},
+    )
+    registry = CollectorRegistry()
+    with ServerThread(create_app(settings, registry=registry)) as gw:
+        body = {**CHAT, "stream": True, "max_tokens": 240, "min_tokens": 240}
+        started = time.monotonic()
+        events = []
+        with httpx.stream(
+            "POST",
+            gw.url + "/v1/chat/completions",
+            json=body,
+            headers={"authorization": f"Bearer {key}"},
+            timeout=30,
+        ) as response:
+            assert response.status_code == 200
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    events.append(line)
+        lasted = time.monotonic() - started
+    assert events[-1] == "data: [DONE]"
+    assert lasted > 0.3 * 2  # it really outlived the deadlines (not a timing bound on the gateway)
+    assert sample_sum(registry, "gateway_connections_closed_by_deadline_total") == 0
+    assert sample_sum(registry, "gateway_requests_total", outcome="ok", stream="true") == 1
+
+
+# ---- the connection cap and the operator listener -----------------------------------------------------
+
+
+class _TwoListeners:
+    """The gateway as ``gateway serve`` runs it with ``edge.operator_port``: one app, two sockets."""
+
+    def __init__(self, app: Any) -> None:
+        self.main = bind("127.0.0.1", 0)
+        self.operator = bind("127.0.0.1", 0)
+        app.edge.operator_ports.add(self.operator.getsockname()[1])
+        self.server = uvicorn.Server(uvicorn_config(app, "warning"))
+        self.thread = threading.Thread(
+            target=lambda: asyncio.run(self.server.serve(sockets=[self.main, self.operator])), daemon=True
+        )
+
+    def port(self, which: str) -> int:
+        sock = self.main if which == "main" else self.operator
+        port: int = sock.getsockname()[1]
+        return port
+
+    def __enter__(self) -> _TwoListeners:
+        self.thread.start()
+        assert wait_for(lambda: self.server.started, 10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.main.close()
+        self.operator.close()
+
+
+def _capped_gateway(tmp_path: Path, diffusion_sim: Sim, ar_sim: Sim, **edge: Any) -> tuple[Any, Any]:
+    write_key(tmp_path / "keys.yaml", "alice")
+    settings = gateway_settings(
+        diffusion_sim.url,
+        ar_sim.url,
+        auth={"keys_file": str(tmp_path / "keys.yaml")},
+        edge={"header_timeout": 30, "body_timeout": 30, **edge},
+    )
+    registry = CollectorRegistry()
+    return create_app(settings, registry=registry), registry
+
+
+def test_the_cap_refuses_the_extra_connection_and_serves_the_others(tmp_path, diffusion_sim, ar_sim):
+    app, registry = _capped_gateway(tmp_path, diffusion_sim, ar_sim, max_connections=3, operator_port=0)
+    with _TwoListeners(app) as gw:
+        port = gw.port("main")
+        held = [_connect(port) for _ in range(3)]
+        assert wait_for(lambda: sample_sum(registry, "gateway_connections_open", listener="main") == 3)
+        extra = _connect(port)
+        data, _ = _read_until_closed(extra, MARGIN)
+        extra.close()
+        assert data.startswith(b"HTTP/1.1 503 ") or data == b""  # refused before being read
+        assert sample_sum(registry, "gateway_connections_refused_total", listener="main") == 1
+        # The established connections still work.
+        for sock in held:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+        # The operator listener answers health and metrics while the main one is full, and nothing else.
+        operator = f"http://127.0.0.1:{gw.port('operator')}"
+        assert httpx.get(operator + "/readyz", timeout=5).status_code == 200
+        metrics = httpx.get(operator + "/metrics", timeout=5)
+        assert 'gateway_connections_refused_total{listener="main"} 1.0' in metrics.text
+        assert httpx.post(operator + "/v1/chat/completions", json=CHAT, timeout=5).status_code == 404
+        for sock in held:
+            sock.close()
+        # Closed connections make room again.
+        assert wait_for(lambda: sample_sum(registry, "gateway_connections_open", listener="main") == 0)
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+
+
+def test_the_derived_cap_leaves_room_for_upstream_sockets():
+    from gateway.edge.settings import EdgeSettings, file_limit
+
+    assert EdgeSettings(max_connections=10).connection_cap(upstream_pool=300) == 10
+    derived = EdgeSettings().connection_cap(upstream_pool=300)
+    assert derived == max(64, file_limit() - 300 - 128)
+
+
+def test_two_workers_close_slow_clients_and_share_the_operator_listener(tmp_path, diffusion_sim, ar_sim):
+    from tests.test_limits import GatewayProcess, free_port, write_config
+
+    write_key(tmp_path / "keys.yaml", "alice")
+    operator_port = free_port()
+    config = write_config(
+        tmp_path,
+        diffusion_sim,
+        ar_sim,
+        edge={"header_timeout": 0.5, "body_timeout": 0.5, "operator_port": operator_port},
+    )
+    gw = GatewayProcess(config, workers=2)
+    try:
+        # More slow clients than one worker would take first: both workers close theirs.
+        socks = [_connect(gw.port) for _ in range(8)]
+        for sock in socks:
+            sock.sendall(b"GET /heal")
+        started = time.monotonic()
+        for sock in socks:
+            data, closed = _read_until_closed(sock, 0.5 + MARGIN)
+            assert data.startswith(b"HTTP/1.1 408 ")
+            assert closed - started < 0.5 + MARGIN
+            sock.close()
+        text = httpx.get(f"http://127.0.0.1:{operator_port}/metrics", timeout=5).text
+        assert httpx.get(f"http://127.0.0.1:{operator_port}/v1/models", timeout=5).status_code == 404
+    finally:
+        gw.stop()
+    assert "gateway_connections_open" in text
+
+
+# ---- request encodings and forwarded headers ----------------------------------------------------------
+
+
+def test_a_gzip_body_is_decoded_and_forwarded_plain(gateway, ar_sim):
+    body = orjson.dumps(CHAT)
+    response = _post(gateway.url, gateway.key, gzip.compress(body), {"content-encoding": "gzip"})
+    assert response.status_code == 200, response.text
+    assert ar_sim.state.last_body["messages"] == CHAT["messages"]
+    assert "content-encoding" not in ar_sim.state.last_headers
+
+
+def test_a_deflate_body_is_decoded(gateway, ar_sim):
+    response = _post(
+        gateway.url, gateway.key, zlib.compress(orjson.dumps(CHAT)), {"content-encoding": "deflate"}
+    )
+    assert response.status_code == 200, response.text
+
+
+def test_a_decompression_bomb_gets_413(make_gateway):
+    gw = make_gateway(server={"max_body_bytes": 64 * 1024})
+    bomb = gzip.compress(b"{" + b" " * (10 * 1024 * 1024) + b"}")  # 10 MB of JSON in ~10 kB
+    assert len(bomb) < 64 * 1024
+    response = _post(gw.url, gw.key, bomb, {"content-encoding": "gzip"})
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "request_too_large"
+
+
+def test_an_unknown_encoding_gets_415(gateway):
+    response = _post(gateway.url, gateway.key, b"\x00\x01", {"content-encoding": "br"})
+    assert response.status_code == 415
+    assert response.json()["error"]["code"] == "unsupported_encoding"
+    assert "gzip" in response.headers["accept-encoding"]
+
+
+def test_a_body_that_is_not_what_its_encoding_says_gets_400(gateway):
+    response = _post(gateway.url, gateway.key, orjson.dumps(CHAT), {"content-encoding": "gzip"})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_encoding"
+
+
+def test_only_allowlisted_client_headers_reach_the_backend(gateway, ar_sim):
+    invented = {
+        "api-key": "leak",
+        "x-original-url": "/admin",
+        "x-anything": "1",
+        "content-encoding": "identity",
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "user-agent": "edge-test",
+    }
+    assert _post(gateway.url, gateway.key, orjson.dumps(CHAT), invented).status_code == 200
+    seen = ar_sim.state.last_headers
+    for name in ("api-key", "x-original-url", "x-anything", "content-encoding"):
+        assert name not in seen
+    assert seen["traceparent"] == invented["traceparent"]
+    assert seen["user-agent"] == "edge-test"
