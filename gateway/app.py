@@ -77,7 +77,10 @@ def create_app(
             "create one with `gateway keys create NAME` or set auth.allow_anonymous: true"
         )
     upstream = build_upstream(
-        settings.backends, settings.server.upstream_client, transport=upstream_transport
+        settings.backends,
+        settings.server.upstream_client,
+        transport=upstream_transport,
+        max_response_bytes=settings.edge.max_upstream_response_bytes,
     )
     store = build_store(
         settings.state.redis_url, prefix=settings.state.key_prefix, timeout=settings.state.timeout

@@ -145,9 +145,9 @@ def test_kept_alive_connections_serve_requests_after_the_deadlines(make_gateway)
 
 @pytest.fixture
 def slow_ar_sim() -> Iterator[Sim]:
-    """An autoregressive backend at the published H100 pace (~205 tokens/s): a 240-token answer streams
-    for over a second."""
-    app, state = create_simulator(SimulatorSettings(kind="autoregressive", profile="h100"))
+    """An autoregressive backend at the published DGX Spark pace (14 tokens/s): 20 tokens stream for
+    over a second."""
+    app, state = create_simulator(SimulatorSettings(kind="autoregressive", profile="dgx-spark"))
     with ServerThread(app) as server:
         yield Sim(server, state)
 
@@ -162,7 +162,7 @@ def test_a_streamed_answer_longer_than_every_deadline_is_not_cut(tmp_path, diffu
     )
     registry = CollectorRegistry()
     with ServerThread(create_app(settings, registry=registry)) as gw:
-        body = {**CHAT, "stream": True, "max_tokens": 240, "min_tokens": 240}
+        body = {**CHAT, "stream": True, "max_tokens": 20}
         started = time.monotonic()
         events = []
         with httpx.stream(
@@ -348,3 +348,64 @@ def test_only_allowlisted_client_headers_reach_the_backend(gateway, ar_sim):
         assert name not in seen
     assert seen["traceparent"] == invented["traceparent"]
     assert seen["user-agent"] == "edge-test"
+
+
+# ---- upstream answers ----------------------------------------------------------------------------------
+
+
+async def _big_backend(scope: Any, receive: Any, send: Any) -> None:
+    """A backend whose answers are 200 kB: one JSON body, or 200 SSE events of 1 kB."""
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    stream = scope["method"] == "POST" and orjson.loads(body).get("stream") is True
+    kind = b"text/event-stream" if stream else b"application/json"
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]})
+    if not stream:
+        answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "x" * 200_000}}]}
+        await send({"type": "http.response.body", "body": orjson.dumps(answer)})
+        return
+    delta = orjson.dumps({"choices": [{"index": 0, "delta": {"content": "x" * 1000}}]})
+    for _ in range(200):
+        await send({"type": "http.response.body", "body": b"data: " + delta + b"\n\n", "more_body": True})
+    await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
+
+
+@pytest.mark.parametrize("client", ["httptools", "aiohttp", "httpx"])
+def test_an_upstream_answer_past_the_cap_is_a_clear_502(tmp_path, diffusion_sim, client):
+    key = write_key(tmp_path / "keys.yaml", "alice")
+    with ServerThread(_big_backend) as backend:
+        settings = gateway_settings(
+            diffusion_sim.url,
+            backend.url,
+            auth={"keys_file": str(tmp_path / "keys.yaml")},
+            server={"upstream_client": client},
+            edge={"max_upstream_response_bytes": 64 * 1024},
+        )
+        with ServerThread(create_app(settings, registry=CollectorRegistry())) as gw:
+            response = _post(gw.url, key, orjson.dumps(CHAT))
+            assert response.status_code == 502
+            assert response.json()["error"]["code"] == "backend_answer_too_large"
+            # Streamed, the cap ends the stream with an in-band error instead of relaying more.
+            with httpx.stream(
+                "POST",
+                gw.url + "/v1/chat/completions",
+                json={**CHAT, "stream": True},
+                headers={"authorization": f"Bearer {key}"},
+                timeout=30,
+            ) as stream:
+                assert stream.status_code == 200
+                text = "".join(stream.iter_text())
+    assert "backend_stream_interrupted" in text
+    assert len(text.encode()) < 2 * 64 * 1024
+
+
+def test_the_httpx_client_asks_for_no_encoding(make_gateway, ar_sim):
+    gw = make_gateway(server={"upstream_client": "httpx"})
+    assert _post(gw.url, gw.key, orjson.dumps(CHAT), {"accept-encoding": "gzip"}).status_code == 200
+    assert ar_sim.state.last_headers.get("accept-encoding", "identity") == "identity"

@@ -34,7 +34,13 @@ from gateway.proxy.thinking import strip_reasoning_body, strip_reasoning_event
 from gateway.routing.quality import Answer, check_answer
 from gateway.routing.settings import QualitySettings
 from gateway.telemetry.record import RequestRecord
-from gateway.upstream import UpstreamBroken, UpstreamClient, UpstreamError, UpstreamResponse
+from gateway.upstream import (
+    UpstreamBroken,
+    UpstreamClient,
+    UpstreamError,
+    UpstreamResponse,
+    UpstreamTooLarge,
+)
 
 __all__ = ["Attempt", "Outcome", "raw_response"]
 
@@ -96,6 +102,8 @@ class Attempt:
             return _failed(exc, self.backend)
         if response.status != 200:
             return _status(response.status, data, self.backend)
+        if _encoded(response.headers):
+            return _failed(UpstreamBroken("encoded answer"), self.backend)
         body = _json(data)
         self.record.usage = Usage.from_json(body.get("usage")) if isinstance(body, dict) else None
         if self.strip_reasoning:
@@ -128,6 +136,9 @@ class Attempt:
                 data = await response.read()
                 await response.aclose()
                 return _status(response.status, data, self.backend), None, []
+            if _encoded(response.headers):
+                await response.aclose()
+                return _failed(UpstreamBroken("encoded answer"), self.backend), None, []
             held, answer = await self._hold(response)
         except UpstreamError as exc:
             await response.aclose()
@@ -259,7 +270,24 @@ def _checkable(answer: Answer, wait_for_end: bool) -> bool:
     return not wait_for_end and bool(answer.content or answer.reasoning or answer.tool_calls)
 
 
+def _encoded(headers: list[tuple[str, str]]) -> bool:
+    """An answer with a content coding: the gateway asks for none and relays bytes as they are, so one it
+    cannot pass on unchanged is a broken answer, not a corrupted one for the client (issue 16)."""
+    return any(
+        k.lower() == "content-encoding" and v.strip().lower() not in ("", "identity") for k, v in headers
+    )
+
+
 def _failed(exc: UpstreamError, backend: BackendSettings) -> Outcome:
+    if isinstance(exc, UpstreamTooLarge):
+        # The backend is not failing and another one would answer as much: no retry, no breaker count.
+        error = UpstreamFailure(
+            "The backend's answer is larger than the gateway's limit.",
+            status=502,
+            code="backend_answer_too_large",
+            backend=backend.name,
+        )
+        return Outcome(error=error, outcome="upstream_broken")
     status, code, message = _FAILURES.get(exc.kind, _FAILURES["broken"])
     error = UpstreamFailure(message, status=status, code=code, backend=backend.name)
     return Outcome(error=error, retry=exc.kind, backend_failed=True, outcome=f"upstream_{exc.kind}")
