@@ -11,6 +11,7 @@ import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 from pydantic import ValidationError
@@ -205,8 +206,23 @@ def _check_config(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
     create_app(settings)  # also loads the key file and JWT key material, as serve would
     print("configuration is valid; resolved to:")
-    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False), end="")
+    print(yaml.safe_dump(_masked(settings.model_dump(mode="json")), sort_keys=False), end="")
     return 0
+
+
+def _masked(value: object) -> object:
+    """The dumped settings with credentials in URLs masked too (a backend's or the JWKS URL's
+    ``user:password@``); SecretStr fields are already ``**********``."""
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    if isinstance(value, str) and "@" in value and "://" in value:
+        parts = urlsplit(value)
+        if parts.password is not None or parts.username:
+            host = parts.netloc.rpartition("@")[2]
+            return urlunsplit(parts._replace(netloc=f"**********@{host}"))
+    return value
 
 
 def _route(args: argparse.Namespace) -> int:

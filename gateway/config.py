@@ -238,6 +238,13 @@ class TelemetrySettings(_Section):
     log_content_max_chars: int = Field(2000, ge=0)
     # Scrape each backend's /metrics (load and diffusion counters) every routing.health_interval seconds.
     scrape_backends: bool = True
+    # GET /metrics on the main listener: a bearer token it requires (None: open), or not served there at
+    # all (then only on the operator listener, edge.operator_port, which never asks for the token).
+    metrics_token: SecretStr | None = None
+    metrics_on_main: bool = True
+    # How a key's principal is labelled in metrics: its name, a short hash of the name (names stay out
+    # of the scrape), or only its tier.
+    metrics_principal: Literal["name", "hash", "tier"] = "name"
 
 
 class PacingSettings(_Section):

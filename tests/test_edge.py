@@ -409,3 +409,42 @@ def test_the_httpx_client_asks_for_no_encoding(make_gateway, ar_sim):
     gw = make_gateway(server={"upstream_client": "httpx"})
     assert _post(gw.url, gw.key, orjson.dumps(CHAT), {"accept-encoding": "gzip"}).status_code == 200
     assert ar_sim.state.last_headers.get("accept-encoding", "identity") == "identity"
+
+
+# ---- /metrics -------------------------------------------------------------------------------------------
+
+
+def test_metrics_behind_a_bearer_token(make_gateway):
+    gw = make_gateway(telemetry={"metrics_token": "scrape-token-0123456789"})
+    assert httpx.get(gw.url + "/metrics", timeout=5).status_code == 401
+    wrong = httpx.get(gw.url + "/metrics", headers={"authorization": "Bearer nope"}, timeout=5)
+    assert wrong.status_code == 401 and "scrape-token" not in wrong.text
+    ok = httpx.get(
+        gw.url + "/metrics", headers={"authorization": "Bearer scrape-token-0123456789"}, timeout=5
+    )
+    assert ok.status_code == 200 and "gateway_connections_open" in ok.text
+
+
+def test_metrics_only_on_the_operator_listener(tmp_path, diffusion_sim, ar_sim):
+    write_key(tmp_path / "keys.yaml", "alice")
+    settings = gateway_settings(
+        diffusion_sim.url,
+        ar_sim.url,
+        auth={"keys_file": str(tmp_path / "keys.yaml")},
+        telemetry={"metrics_on_main": False, "metrics_token": "scrape-token-0123456789"},
+        edge={"operator_port": 0},
+    )
+    with _TwoListeners(create_app(settings, registry=CollectorRegistry())) as gw:
+        main = f"http://127.0.0.1:{gw.port('main')}"
+        operator = f"http://127.0.0.1:{gw.port('operator')}"
+        assert httpx.get(main + "/metrics", timeout=5).status_code == 404
+        assert httpx.get(main + "/healthz", timeout=5).status_code == 200
+        assert httpx.get(operator + "/metrics", timeout=5).status_code == 200  # no token there
+
+
+def test_key_names_can_be_hashed_in_metrics(make_gateway):
+    gw = make_gateway(telemetry={"metrics_principal": "hash"})
+    assert _post(gw.url, gw.key, orjson.dumps(CHAT)).status_code == 200
+    text = httpx.get(gw.url + "/metrics", timeout=5).text
+    assert 'principal="alice"' not in text
+    assert 'principal="key-' in text

@@ -8,6 +8,7 @@ The names and labels are documented in one table in the README ("Metrics").
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -126,8 +127,11 @@ class Metrics:
         *,
         rules: Iterable[str] = (),
         tiers: Iterable[str] = (),
+        principal_labels: str = "name",
     ) -> None:
         self.registry = registry
+        # telemetry.metrics_principal: key names as they are, hashed, or only the key's tier.
+        self._principal_labels = principal_labels
         self._backends = frozenset(backends)
         self._reasons = _REASONS | {f"rule:{r}" for r in rules} | {f"unavailable:{b}" for b in self._backends}
         self._tiers = frozenset(tiers)
@@ -246,6 +250,11 @@ class Metrics:
             return "anonymous"
         if kind == "jwt":
             return f"jwt:{tier}" if tier in self._tiers else "jwt"
+        if self._principal_labels == "tier":
+            return f"key:{tier}" if tier in self._tiers else "key"
+        if self._principal_labels == "hash":
+            # Stable across restarts and workers; names the key to whoever holds the key file, no one else.
+            name = "key-" + hashlib.sha256(name.encode()).hexdigest()[:12]
         if name in self._principals:
             return name
         if len(self._principals) < MAX_PRINCIPALS:
