@@ -448,3 +448,51 @@ def test_key_names_can_be_hashed_in_metrics(make_gateway):
     text = httpx.get(gw.url + "/metrics", timeout=5).text
     assert 'principal="alice"' not in text
     assert 'principal="key-' in text
+
+
+# ---- parameter validation and stream accounting --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "code"),
+    [
+        ("temperature", -1, "decimal_below_min_value"),
+        ("temperature", 5, "decimal_above_max_value"),
+        ("top_p", 1.5, "decimal_above_max_value"),
+        ("presence_penalty", -3, "decimal_below_min_value"),
+        ("max_tokens", 0, "integer_below_min_value"),
+        ("n", 0, "integer_below_min_value"),
+        ("temperature", "hot", "invalid_type"),
+        ("max_tokens", 1.5, "invalid_type"),
+    ],
+)
+def test_a_parameter_out_of_range_is_the_same_400_on_every_route(gateway, ar_sim, field, value, code):
+    answers = []
+    for model in ("auto", "google/gemma-4-26B-A4B-it", "nvidia/diffusiongemma-26B-A4B-it-NVFP4"):
+        before = ar_sim.state.last_body
+        body = {**CHAT, "model": model, field: value}
+        response = _post(gateway.url, gateway.key, orjson.dumps(body))
+        assert response.status_code == 400, (model, response.text)
+        answers.append(response.json())
+        assert ar_sim.state.last_body is before  # nothing reached a backend
+    assert answers[0] == answers[1] == answers[2]
+    assert answers[0]["error"]["code"] == code and answers[0]["error"]["param"] == field
+
+
+def test_parameters_in_range_or_null_pass(gateway):
+    body = {**CHAT, "model": "auto", "temperature": 0, "top_p": 1, "max_tokens": 5, "presence_penalty": None}
+    assert _post(gateway.url, gateway.key, orjson.dumps(body)).status_code == 200
+
+
+def test_the_messages_api_has_anthropics_temperature_range(gateway):
+    body = {
+        "model": "auto",
+        "max_tokens": 16,
+        "messages": [{"role": "user", "content": "Hi"}],
+        "temperature": 1.5,
+    }
+    response = httpx.post(
+        gateway.url + "/v1/messages", json=body, headers={"x-api-key": gateway.key}, timeout=10
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "temperature"

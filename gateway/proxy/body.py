@@ -16,6 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 from gateway.errors import ClientClosedRequest, InvalidRequest, PayloadTooLarge
 from gateway.proxy.dialects import OUTPUT_LIMITS, REQUIRED, Endpoint, chat_view
 from gateway.proxy.encoding import decode_body
+from gateway.proxy.validate import validate_parameters
 
 __all__ = ["Endpoint", "ProxiedRequest", "parse_request", "read_body", "upstream_body"]
 
@@ -104,6 +105,7 @@ def parse_request(
     if not isinstance(stream, bool):
         raise InvalidRequest("'stream' must be a boolean.", param="stream", code="invalid_type")
 
+    validate_parameters(payload, endpoint)  # before routing, which may drop or adapt some of them
     _check_bounds(payload, endpoint, max_n, max_output_tokens)
 
     options = payload.get("stream_options")
