@@ -496,3 +496,41 @@ def test_the_messages_api_has_anthropics_temperature_range(gateway):
     )
     assert response.status_code == 400
     assert response.json()["error"]["param"] == "temperature"
+
+
+def test_an_abandoned_stream_is_499_disconnected_with_the_tokens_relayed(
+    tmp_path, diffusion_sim, slow_ar_sim, caplog
+):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="gateway.request")
+    key = write_key(tmp_path / "keys.yaml", "alice")
+    settings = gateway_settings(
+        diffusion_sim.url, slow_ar_sim.url, auth={"keys_file": str(tmp_path / "keys.yaml")}
+    )
+    registry = CollectorRegistry()
+    with ServerThread(create_app(settings, registry=registry)) as gw:
+        body = {**CHAT, "stream": True, "max_tokens": 60}
+        with httpx.stream(
+            "POST",
+            gw.url + "/v1/chat/completions",
+            json=body,
+            headers={"authorization": f"Bearer {key}", "x-request-id": "abandon-1"},
+            timeout=30,
+        ) as response:
+            seen = 0
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    seen += 1
+                if seen == 4:  # the role event and three tokens: then hang up
+                    break
+        assert wait_for(lambda: sample_sum(registry, "gateway_requests_total", outcome="disconnected") == 1)
+        assert sample_sum(registry, "gateway_requests_total", outcome="ok") == 0
+        tokens = sample_sum(registry, "gateway_tokens_total", type="completion")
+    lines = [getattr(r, "fields", {}) for r in caplog.records if r.name == "gateway.request"]
+    line = next(f for f in lines if f.get("request_id") == "abandon-1")
+    assert line["status"] == 499 and line["outcome"] == "disconnected"
+    assert line["usage_estimated"] is True
+    # At least the three tokens read, and fewer than the 60 asked for (the stream was cut early).
+    assert 3 <= line["completion_tokens"] < 60
+    assert tokens == line["completion_tokens"]

@@ -195,7 +195,14 @@ class Attempt:
             body = pace(body, self.pacing)
             self.record.pacing = self.pacing.budget
             headers.append((PACING_HEADER, str(round(self.pacing.budget * 1000))))
-        return RelayStreamResponse(body, status=200, headers=headers + _SSE_HEADERS, on_end=on_end)
+        record = self.record
+
+        def ended(disconnected: bool) -> None:
+            if disconnected:
+                _abandoned(record)
+            on_end(disconnected)
+
+        return RelayStreamResponse(body, status=200, headers=headers + _SSE_HEADERS, on_end=ended)
 
     async def _relay(
         self, response: UpstreamResponse, held: list[bytes], client_wants_usage: bool
@@ -241,7 +248,9 @@ class Attempt:
                         record.ttfb = self.clock() - record.started
                     if sent is not None:
                         sent.extend(out)
-                    yield b"".join(out)
+                    data = b"".join(out)
+                    record.relayed_events += data.count(b"data:")  # one C scan: what a hang-up is charged
+                    yield data
         except UpstreamError as exc:
             record.outcome = f"upstream_{exc.kind}"
             record.error_code = "backend_stream_interrupted"
@@ -255,6 +264,23 @@ class Attempt:
             await response.aclose(answered=done)
             if sent is not None and record.content is not None:
                 record.content["completion"] = answer_of_events(sent, self.endpoint).content
+
+
+def _abandoned(record: RequestRecord) -> None:
+    """A client that hung up mid-stream: 499 disconnected, as a non-streamed request is (issue 16), with the
+    tokens relayed so far. The backend's own count comes only in the last event, which never came, so it
+    is estimated from the events relayed: one token per event after the first (vLLM streams a token per
+    event), or for diffusion a whole canvas per event (what the backend computed, README Metrics)."""
+    record.outcome = "disconnected"
+    record.status = CLIENT_CLOSED
+    usage = record.usage
+    if usage is not None and usage.completion_tokens > 0:
+        return  # the backend's count arrived after all
+    events = max(0, record.relayed_events - 1)  # the first event carries the role, no token
+    run = record.diffusion
+    completion = events * run.canvas_length if run is not None else events
+    record.usage = Usage(usage.prompt_tokens if usage is not None else 0, completion, 0)
+    record.usage_estimated = True
 
 
 def _json(data: bytes) -> Any:
