@@ -534,3 +534,10 @@ def test_an_abandoned_stream_is_499_disconnected_with_the_tokens_relayed(
     # At least the three tokens read, and fewer than the 60 asked for (the stream was cut early).
     assert 3 <= line["completion_tokens"] < 60
     assert tokens == line["completion_tokens"]
+
+
+def test_error_bodies_echo_a_bounded_printable_path(gateway):
+    response = httpx.get(gateway.url + "/v1/" + "%2f..%0a" * 100 + "\u00e9", timeout=5)
+    assert response.status_code == 404
+    message = response.json()["error"]["message"]
+    assert len(message) < 140 and "\n" not in message and message.isascii()

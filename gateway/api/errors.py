@@ -20,7 +20,7 @@ from gateway.errors import (
 from gateway.limits.limiter import RateLimited
 from gateway.proxy.handler import BACKEND_HEADER
 
-__all__ = ["error_response", "install_error_handlers", "note_error"]
+__all__ = ["error_response", "install_error_handlers", "note_error", "shown_path"]
 
 
 def note_error(request_scope: Scope, exc: GatewayError) -> None:
@@ -45,6 +45,13 @@ def error_response(exc: GatewayError, *, anthropic: bool = False) -> Response:
     return response
 
 
+def shown_path(path: str, limit: int = 100) -> str:
+    """A request path as an error message may echo it: printable ASCII only, at most ``limit`` characters
+    (issue 16: echo nothing unbounded or unprintable back to a client, or into a log reading the body)."""
+    cleaned = "".join(c if " " < c < "\x7f" else "?" for c in path[: limit + 1])
+    return cleaned if len(cleaned) <= limit else cleaned[:limit] + "..."
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """One envelope on every path: our errors, unknown routes, wrong methods. Anything unforeseen is caught
     by RequestContextMiddleware, outside these handlers, so that it too carries the request id."""
@@ -56,7 +63,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
-        where = f"{request.method} {request.scope['path'][:200]}"
+        where = f"{request.method[:16]} {shown_path(request.scope['path'])}"
         if exc.status_code == 405:
             return error_response(MethodNotAllowed(f"Method not allowed ({where})."))
         if exc.status_code == 404:
