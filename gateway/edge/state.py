@@ -29,6 +29,8 @@ class EdgeState:
         if settings.operator_port:
             self.operator_ports.add(settings.operator_port)
         self.operator_app: ASGIApp = _OperatorOnly(app)
+        metrics.connections_limit.labels("main").set(cap)
+        metrics.connections_limit.labels("operator").set(settings.operator_max_connections)
 
     def listener(self, local_port: int | None) -> str:
         return "operator" if local_port in self.operator_ports else "main"

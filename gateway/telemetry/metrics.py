@@ -221,6 +221,13 @@ class Metrics:
             registry=registry,
             multiprocess_mode="livesum",
         )
+        self.connections_limit = Gauge(
+            "gateway_connections_limit",
+            "The cap on open client connections, by listener (edge.max_connections); summed over workers.",
+            ["listener"],
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
         self.connections_refused = counter(
             "gateway_connections_refused",
             "Client connections closed on arrival because the listener was at its cap.",
