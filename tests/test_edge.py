@@ -541,3 +541,53 @@ def test_error_bodies_echo_a_bounded_printable_path(gateway):
     assert response.status_code == 404
     message = response.json()["error"]["message"]
     assert len(message) < 140 and "\n" not in message and message.isascii()
+
+
+async def _endless_backend(scope: Any, receive: Any, send: Any) -> None:
+    """A backend streaming 20 MB of SSE: far more than socket buffers hold for a client that reads none."""
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
+    )
+    if scope["method"] != "POST":
+        await send({"type": "http.response.body", "body": b""})
+        return
+    delta = orjson.dumps({"choices": [{"index": 0, "delta": {"content": "x" * 1000}}]})
+    for _ in range(20_000):
+        await send({"type": "http.response.body", "body": b"data: " + delta + b"\n\n", "more_body": True})
+    await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
+
+
+def test_a_client_that_reads_nothing_of_its_stream_is_closed(tmp_path, diffusion_sim):
+    key = write_key(tmp_path / "keys.yaml", "alice")
+    with ServerThread(_endless_backend) as backend:
+        settings = gateway_settings(
+            diffusion_sim.url,
+            backend.url,
+            auth={"keys_file": str(tmp_path / "keys.yaml")},
+            edge={"send_timeout": 0.5},
+        )
+        registry = CollectorRegistry()
+        with ServerThread(create_app(settings, registry=registry)) as gw:
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", gw.port))
+            body = orjson.dumps({**CHAT, "stream": True})
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + f"Authorization: Bearer {key}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            assert wait_for(
+                lambda: (
+                    sample_sum(registry, "gateway_connections_closed_by_deadline_total", phase="send") == 1
+                ),
+                within=0.5 + 30,
+            )
+            sock.close()
+            assert wait_for(
+                lambda: sample_sum(registry, "gateway_requests_total", outcome="disconnected") == 1
+            )

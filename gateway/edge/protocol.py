@@ -11,6 +11,9 @@ byte now and then, holds its connection (and a file descriptor) for ever. Here, 
 * when one passes, a ``408`` is written if no response has started, and the connection is closed; a
   response already going out is never cut (its connection closes when it ends instead). Once a request
   has been received nothing here runs: long streamed answers are untouched;
+* a **send deadline**, ``edge.send_timeout``: armed when the transport's write buffer is full (the client
+  reads nothing) and cancelled as soon as it drains; a client that stops reading is closed, one that reads
+  slowly is not;
 * a **cap** on open connections (``EdgeState.admit``): past it a new connection gets a 503 without being
   read and is closed, while established ones carry on. The operator listener has its own cap.
 
@@ -63,6 +66,7 @@ class EdgeProtocol(HttpToolsProtocol):
         super().__init__(config, server_state, app_state, _loop)
         self.edge: EdgeState | None = edge_of(self.app)
         self._timer: asyncio.TimerHandle | None = None
+        self._stalled: asyncio.TimerHandle | None = None
         self._phase = ""
         self._listener: str | None = None  # set once the connection is counted in
         self._refused = False
@@ -94,6 +98,9 @@ class EdgeProtocol(HttpToolsProtocol):
         if self._refused:
             return
         self._disarm()
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
         if self._listener is not None and self.edge is not None:
             self.edge.release(self._listener)
             self._listener = None
@@ -120,6 +127,27 @@ class EdgeProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._disarm()
+
+    # ---- writing to a client that does not read ----------------------------------------------------------
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self.edge is not None and self._stalled is None:
+            self._stalled = self.loop.call_later(self.edge.settings.send_timeout, self._stalled_too_long)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
+
+    def _stalled_too_long(self) -> None:
+        self._stalled = None
+        if self.edge is not None and self.transport is not None and not self.transport.is_closing():
+            self.edge.closed_by_deadline("send")
+            # The answer cannot be finished; closing is what stops its backend stream (the relay sees
+            # the disconnect).
+            self.transport.abort()
 
     # ---- the deadline -------------------------------------------------------------------------------------
 

@@ -55,6 +55,10 @@ class EdgeSettings(BaseModel):
     # The whole body must arrive within this once the headers are complete (nginx's client_body_timeout
     # is per read; an absolute deadline also stops a client that sends a byte a second).
     body_timeout: float = Field(60.0, gt=0, le=3600)
+    # A client that takes none of its answer for this long while the gateway has more to write (the
+    # socket's buffers are full) is closed: it holds a backend stream it does not read (nginx's
+    # send_timeout). A client that reads, however slowly, is never cut.
+    send_timeout: float = Field(60.0, gt=0, le=3600)
     # A kept-alive connection with no request in progress is closed after this (uvicorn's default is 5).
     keepalive_timeout: float = Field(5.0, gt=0, le=600)
     # Open client connections on the main listener, per worker process; None: derived from the file

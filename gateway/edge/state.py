@@ -3,6 +3,8 @@ and the counters it reports to."""
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -12,6 +14,11 @@ from gateway.errors import NotFound
 from gateway.telemetry.metrics import Metrics
 
 __all__ = ["OPERATOR_PATHS", "OPERATOR_SCOPE_KEY", "EdgeState", "edge_of"]
+
+log = logging.getLogger("gateway.edge")
+# Seconds between two log lines about slow or refused clients: under abuse there are thousands a second,
+# and one line with the counts says as much (the metrics have them exactly).
+_LOG_EVERY = 10.0
 
 OPERATOR_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 # Set in the ASGI scope of requests that came in on the operator listener.
@@ -29,6 +36,8 @@ class EdgeState:
         if settings.operator_port:
             self.operator_ports.add(settings.operator_port)
         self.operator_app: ASGIApp = _OperatorOnly(app)
+        self._unlogged: dict[str, int] = {}
+        self._logged_at = 0.0
         metrics.connections_limit.labels("main").set(cap)
         metrics.connections_limit.labels("operator").set(settings.operator_max_connections)
 
@@ -40,6 +49,7 @@ class EdgeState:
         cap = self.cap if listener == "main" else self.settings.operator_max_connections
         if self.open[listener] >= cap:
             self.metrics.connections_refused.labels(listener).inc()
+            self._note(f"refused_{listener}")
             return False
         self.open[listener] += 1
         self.metrics.connections_open.labels(listener).inc()
@@ -51,6 +61,16 @@ class EdgeState:
 
     def closed_by_deadline(self, phase: str) -> None:
         self.metrics.connections_closed.labels(phase).inc()
+        self._note(f"closed_{phase}_deadline")
+
+    def _note(self, event: str) -> None:
+        self._unlogged[event] = self._unlogged.get(event, 0) + 1
+        now = time.monotonic()
+        if now - self._logged_at >= _LOG_EVERY:
+            fields: dict[str, object] = {**self._unlogged, "open": self.open["main"], "cap": self.cap}
+            log.warning("slow or refused clients", extra={"fields": fields})
+            self._unlogged.clear()
+            self._logged_at = now
 
 
 class _OperatorOnly:

@@ -235,13 +235,14 @@ class Metrics:
         )
         self.connections_closed = counter(
             "gateway_connections_closed_by_deadline",
-            "Client connections closed because a request's head or body was not received in time.",
+            "Client connections closed because a request's head or body was not received in time, or the"
+            " client read nothing of its answer for edge.send_timeout.",
             ["phase"],
         )
         for listener in ("main", "operator"):
             self.connections_open.labels(listener)
             self.connections_refused.labels(listener)
-        for phase in ("header", "body"):
+        for phase in ("header", "body", "send"):
             self.connections_closed.labels(phase)
 
     # ---- bounded label values ---------------------------------------------------------------------------
