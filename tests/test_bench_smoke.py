@@ -54,3 +54,38 @@ def test_hotpath_bench_runs():
     )
     assert result.returncode == 0, result.stderr
     assert "µs of CPU" in result.stdout
+
+
+def test_edge_bench_runs(tmp_path):
+    """bench/edge.py --quick end to end (slow clients, soak, workers) with a few clients and requests;
+    the figures are not checked, only that every part ran and every slow connection was closed."""
+    import json
+
+    from tests.support import system_binary
+
+    system_binary("wrk")
+    out = tmp_path / "edge.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "edge.py"),
+            "--quick",
+            "--slow-clients",
+            "30",
+            "--soak",
+            "300",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    results = json.loads(out.read_text())
+    for kind in ("head", "body", "unread_stream"):
+        slow = results["abuse"]["slow_clients"][kind]
+        assert slow["closed"] > 0 and slow["within_deadline_plus_1s"] == slow["closed"]
+    assert sum(results["soak"]["outcomes"].values()) >= 300
+    assert set(results["workers"]) == {"1", "2"}
