@@ -591,3 +591,55 @@ def test_a_client_that_reads_nothing_of_its_stream_is_closed(tmp_path, diffusion
             assert wait_for(
                 lambda: sample_sum(registry, "gateway_requests_total", outcome="disconnected") == 1
             )
+
+
+async def _48k_backend(scope: Any, receive: Any, send: Any) -> None:
+    """Non-streamed answers of about 30 kB: under asyncio's 64 kB write-buffer mark, so writing never
+    pauses, yet more than a client with a small receive buffer takes in."""
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "x" * 30_000}}]}
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
+    )
+    await send({"type": "http.response.body", "body": orjson.dumps(answer)})
+
+
+def test_a_small_answer_to_a_client_that_reads_nothing_does_not_hold_the_connection(tmp_path, diffusion_sim):
+    """uvicorn closes an idle kept-alive connection with close(), which waits for the write buffer to drain:
+    for a client that never reads, for ever. The send deadline aborts it."""
+    key = write_key(tmp_path / "keys.yaml", "alice")
+    with ServerThread(_48k_backend) as backend:
+        settings = gateway_settings(
+            diffusion_sim.url,
+            backend.url,
+            auth={"keys_file": str(tmp_path / "keys.yaml")},
+            edge={"send_timeout": 0.5, "keepalive_timeout": 0.2},
+        )
+        registry = CollectorRegistry()
+        server = ServerThread(create_app(settings, registry=registry))
+        # Accepted sockets inherit a small send buffer (and no autotuning: loopback's would take in 2 MB),
+        # as on a real network: most of the answer stays in the gateway's own write buffer.
+        server.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        with server as gw:
+            socks = []
+            for _ in range(4):
+                sock = socket.socket()
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+                sock.connect(("127.0.0.1", gw.port))
+                body = orjson.dumps(CHAT)
+                sock.sendall(
+                    b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + f"Authorization: Bearer {key}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+                socks.append(sock)
+            assert wait_for(lambda: sample_sum(registry, "gateway_connections_open", listener="main") == 4)
+            assert wait_for(
+                lambda: sample_sum(registry, "gateway_connections_open", listener="main") == 0, 30
+            )
+            assert sample_sum(registry, "gateway_connections_closed_by_deadline_total", phase="send") == 4
+            for sock in socks:
+                sock.close()

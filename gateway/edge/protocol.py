@@ -11,9 +11,11 @@ byte now and then, holds its connection (and a file descriptor) for ever. Here, 
 * when one passes, a ``408`` is written if no response has started, and the connection is closed; a
   response already going out is never cut (its connection closes when it ends instead). Once a request
   has been received nothing here runs: long streamed answers are untouched;
-* a **send deadline**, ``edge.send_timeout``: armed when the transport's write buffer is full (the client
-  reads nothing) and cancelled as soon as it drains; a client that stops reading is closed, one that reads
-  slowly is not;
+* a **send deadline**, ``edge.send_timeout``: armed when the transport's write buffer is full (writing
+  paused) or a response ends with bytes still buffered; when it passes with no progress (the buffer has
+  not shrunk) the connection is aborted. A client that stops reading is closed, one that reads slowly is
+  not. Without it a small answer to a client that never reads kept its connection for ever: uvicorn's
+  close after the keep-alive timeout waits for the buffer to drain, which never happens;
 * a **cap** on open connections (``EdgeState.admit``): past it a new connection gets a 503 without being
   read and is closed, while established ones carry on. The operator listener has its own cap.
 
@@ -67,6 +69,7 @@ class EdgeProtocol(HttpToolsProtocol):
         self.edge: EdgeState | None = edge_of(self.app)
         self._timer: asyncio.TimerHandle | None = None
         self._stalled: asyncio.TimerHandle | None = None
+        self._unsent = 0  # the write buffer's size when the send deadline was armed
         self._phase = ""
         self._listener: str | None = None  # set once the connection is counted in
         self._refused = False
@@ -132,8 +135,7 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def pause_writing(self) -> None:
         super().pause_writing()
-        if self.edge is not None and self._stalled is None:
-            self._stalled = self.loop.call_later(self.edge.settings.send_timeout, self._stalled_too_long)
+        self._watch_sending()
 
     def resume_writing(self) -> None:
         super().resume_writing()
@@ -141,13 +143,32 @@ class EdgeProtocol(HttpToolsProtocol):
             self._stalled.cancel()
             self._stalled = None
 
-    def _stalled_too_long(self) -> None:
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # The answer may sit in the write buffer (below the pause mark) for a client that reads nothing.
+        if self.transport is not None and self.transport.get_write_buffer_size():
+            self._watch_sending()
+
+    def _watch_sending(self) -> None:
+        if self.edge is not None and self._stalled is None and self.transport is not None:
+            self._unsent = self.transport.get_write_buffer_size()
+            self._stalled = self.loop.call_later(self.edge.settings.send_timeout, self._check_sending)
+
+    def _check_sending(self) -> None:
         self._stalled = None
-        if self.edge is not None and self.transport is not None and not self.transport.is_closing():
-            self.edge.closed_by_deadline("send")
-            # The answer cannot be finished; closing is what stops its backend stream (the relay sees
-            # the disconnect).
-            self.transport.abort()
+        transport = self.transport
+        if self.edge is None or transport is None or self._listener is None:
+            return  # the connection is gone
+        unsent = transport.get_write_buffer_size()
+        if unsent == 0:
+            return
+        if unsent < self._unsent:
+            self._watch_sending()  # the client reads, however slowly: it gets another period
+            return
+        self.edge.closed_by_deadline("send")
+        # The answer cannot be delivered; aborting (close would wait for the buffer to drain) is what
+        # frees the connection and stops a backend stream (the relay sees the disconnect).
+        transport.abort()
 
     # ---- the deadline -------------------------------------------------------------------------------------
 
