@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -91,6 +92,25 @@ def start_gateway(
     return url, f"http://127.0.0.1:{operator}", key, proc
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU the process has used: unlike requests/s, not skewed by what else the shared
+    cores run, so the cost of slow clients to the gateway itself is this per request."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(pid: int, run: Any) -> dict[str, float]:
+    """wrk's figures plus the gateway's CPU per request over the same window."""
+    before = cpu_seconds(pid)
+    result: dict[str, float] = run()
+    used = cpu_seconds(pid) - before
+    done = result["rps"] * result["seconds"]
+    result["gateway_cpu_s"] = round(used, 2)
+    result["cpu_us_per_request"] = round(used / done * 1e6, 1) if done else 0.0
+    return result
+
+
 def descriptors(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -136,17 +156,43 @@ class Sampler:
 # ---- B. slow clients --------------------------------------------------------------------------------------
 
 
+_HELD: dict[int, tuple[float, set[int]]] = {}
+
+
+def _held_by_gateway(port: int) -> set[int]:
+    """Client ports of the connections on ``port`` that the gateway still holds a descriptor for, from
+    /proc/net/tcp (read at most every 0.2 s, shared by all the pollers)."""
+    now = time.monotonic()
+    cached = _HELD.get(port)
+    if cached is not None and now - cached[0] < 0.2:
+        return cached[1]
+    held: set[int] = set()
+    local = f":{port:04X}"
+    with open("/proc/net/tcp") as fh:
+        next(fh)
+        for line in fh:
+            parts = line.split()
+            if parts[1].endswith(local) and parts[9] != "0":
+                held.add(int(parts[2].rsplit(":", 1)[1], 16))
+    _HELD[port] = (now, held)
+    return held
+
+
 def _tcp_state(sock: socket.socket) -> int:
-    info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)
-    return struct.unpack("B", info[:1])[0]
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)
+    except OSError:
+        return 0  # the socket is closed: reset by the gateway
+    state: int = struct.unpack("B", info[:1])[0]
+    return state
 
 
 class SlowClients:
     """``n`` slow connections held open for ``seconds``, each replaced when the gateway closes it; every
     connection's lifetime is recorded against the deadline it should have met."""
 
-    def __init__(self, port: int, key: str, n: int, edge: dict[str, Any]) -> None:
-        self.port, self.key, self.n, self.edge = port, key, n, edge
+    def __init__(self, port: int, key: str, n: int, edge: dict[str, Any], kinds: list[str]) -> None:
+        self.port, self.key, self.n, self.edge, self.kinds = port, key, n, edge, kinds
         self.closed: dict[str, list[float]] = {"head": [], "body": [], "unread_stream": []}
         self.still_open: dict[str, int] = {}
         self.failed_connects = 0
@@ -162,10 +208,24 @@ class SlowClients:
         # by the keep-alive timeout once the answer has gone into them.
         return float(max(e["send_timeout"], e["keepalive_timeout"]))
 
+    async def _connect(self, kind: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        sock = socket.socket()
+        if kind == "unread_stream":
+            # A small receive window, as a client far away that reads nothing: the answer stays in the
+            # gateway's buffers instead of loopback's multi-megabyte kernel ones.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        try:
+            await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", self.port))
+        except OSError:
+            sock.close()
+            raise
+        return await asyncio.open_connection(sock=sock, limit=1024)
+
     async def _one(self, kind: str) -> None:
         while not self._stop:
             try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", self.port, limit=1024)
+                reader, writer = await self._connect(kind)
             except OSError:
                 self.failed_connects += 1
                 await asyncio.sleep(0.1)
@@ -187,20 +247,46 @@ class SlowClients:
                     + f"Authorization: Bearer {self.key}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
                     + body
                 )
-            # The client reads nothing: the TCP state shows when the gateway closed its side (polled: no
-            # event tells a client that does not read).
-            while not self._stop and _tcp_state(sock) == _TCP_ESTABLISHED:  # noqa: ASYNC110
-                await asyncio.sleep(0.25)
-            if _tcp_state(sock) != _TCP_ESTABLISHED:
+            closed = await (self._unread(sock) if kind == "unread_stream" else self._until_eof(reader))
+            if closed:
                 self.closed[kind].append(time.monotonic() - started)
             else:
                 self.still_open[kind] = self.still_open.get(kind, 0) + 1
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            with contextlib.suppress(OSError):  # already gone if the gateway reset it
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             writer.close()
-            del reader
+
+    async def _until_eof(self, reader: asyncio.StreamReader) -> bool:
+        """A slow sender still reads what it is told (the 408), so the close is an event here."""
+        while not self._stop:
+            try:
+                async with asyncio.timeout(0.5):
+                    if not await reader.read(4096):
+                        return True
+            except TimeoutError:
+                continue
+            except OSError:
+                return True
+        return False
+
+    async def _unread(self, sock: Any) -> bool:
+        """A client that reads nothing cannot see the gateway close: the gateway's FIN waits behind the
+        unread bytes in its kernel's send queue. What counts is that the gateway let go of the socket
+        (its descriptor closed): then the kernel lists the server side with inode 0, or not at all."""
+        client_port = sock.getsockname()[1]
+        seen = False  # held by the gateway at some point: before it accepts, it holds nothing yet
+        while not self._stop:
+            if _tcp_state(sock) != _TCP_ESTABLISHED:
+                return True
+            held = client_port in _held_by_gateway(self.port)
+            if seen and not held:
+                return True
+            seen = seen or held
+            await asyncio.sleep(0.25)
+        return seen and client_port not in _held_by_gateway(self.port)
 
     async def hold(self, seconds: float) -> None:
-        kinds = [("head", "body", "unread_stream")[i % 3] for i in range(self.n)]
+        kinds = [self.kinds[i % len(self.kinds)] for i in range(self.n)]
         tasks = []
         for i, kind in enumerate(kinds):
             tasks.append(asyncio.create_task(self._one(kind)))
@@ -226,10 +312,10 @@ class SlowClients:
 
 
 def abuse(
-    port: int, key: str, n: int, edge: dict[str, Any], seconds: float, run_load: Any
+    port: int, key: str, n: int, edge: dict[str, Any], kinds: list[str], seconds: float, run_load: Any
 ) -> tuple[Any, Any]:
     """Hold ``n`` slow clients for ``seconds`` while ``run_load()`` (normal traffic) runs in a thread."""
-    clients = SlowClients(port, key, n, edge)
+    clients = SlowClients(port, key, n, edge, kinds)
     result: dict[str, Any] = {}
 
     def load() -> None:
@@ -323,6 +409,12 @@ def main() -> None:
     parser.add_argument("--slow-clients", type=int, default=None, help="default 2000 (quick: 150)")
     parser.add_argument("--soak", type=int, default=None, help="mixed requests (default 200000, quick: 3000)")
     parser.add_argument("--json", default=str(BENCH / "results" / "edge.json"))
+    parser.add_argument("--parts", default="BCD", help="which parts to run (B includes A)")
+    parser.add_argument(
+        "--mixes",
+        default="head+body,head+body+unread_stream",
+        help="slow-client mixes for part B, comma-separated (kinds: head, body, unread_stream)",
+    )
     args = parser.parse_args()
     quick = args.quick
     seconds = 3 if quick else 10  # wrk takes whole seconds
@@ -331,7 +423,7 @@ def main() -> None:
     edge = (
         {"header_timeout": 1.0, "body_timeout": 1.5, "keepalive_timeout": 1.0, "send_timeout": 1.5}
         if quick
-        else {"header_timeout": 5.0, "body_timeout": 8.0, "keepalive_timeout": 5.0, "send_timeout": 8.0}
+        else {"header_timeout": 10.0, "body_timeout": 20.0, "keepalive_timeout": 5.0, "send_timeout": 20.0}
     )
     edge["max_connections"] = n_slow + 512
     results: dict[str, Any] = {
@@ -352,63 +444,94 @@ def main() -> None:
         url, operator, key, proc = start_gateway(stack, tmp, fake, edge)
         port = int(url.rsplit(":", 1)[1])
 
-        print("A/B. normal traffic (wrk, concurrency 16) alone and beside slow clients")
-        wrk(url, key, 16, 1, tmp)  # warm-up
-        alone = wrk(url, key, 16, seconds, tmp)
-        with Sampler(proc, operator) as sampler:
-            under, slow = abuse(
-                port, key, n_slow, edge, seconds + 4.0, lambda: wrk(url, key, 16, seconds, tmp)
-            )
-        kept = under["rps"] / alone["rps"] if alone["rps"] else 0.0
-        print(
-            f"  alone:                 {alone['rps']:8.0f} req/s  p50 {alone['p50_ms']:6.2f} ms  "
-            f"p99 {alone['p99_ms']:6.2f} ms"
-        )
-        print(
-            f"  with {n_slow} slow clients: {under['rps']:8.0f} req/s  p50 {under['p50_ms']:6.2f} ms  "
-            f"p99 {under['p99_ms']:6.2f} ms  ({kept:.0%} of the throughput; target >= 90%)"
-        )
-        for kind in ("head", "body", "unread_stream"):
-            r = slow[kind]
+        if "B" in args.parts:
+            print("A/B. normal traffic (wrk, concurrency 16) alone and beside slow clients")
+            wrk(url, key, 16, 1, tmp)  # warm-up
+            alone = measured(proc.proc.pid, lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds})
             print(
-                f"  {kind:>13}: {r['closed']:5d} closed, {r['within_deadline_plus_1s']:5d} within deadline "
-                f"{r['deadline_s']:g} s + 1 s (longest {r['max_lifetime_s']} s), "
-                f"{r['open_at_end']} open at the end"
+                f"  alone: {alone['rps']:8.0f} req/s  p50 {alone['p50_ms']:6.2f} ms  "
+                f"p99 {alone['p99_ms']:6.2f} ms  gateway CPU {alone['cpu_us_per_request']:.0f} µs/request"
             )
-        peak_conns = max((s[1] for s in sampler.samples), default=0)
-        peak_rss = max((s[2] for s in sampler.samples), default=0)
-        print(f"  peak open connections {peak_conns:.0f}, peak RSS {peak_rss:.1f} MB (sampled every 0.5 s)\n")
-        results["abuse"] = {
-            "alone": alone,
-            "with_slow_clients": under,
-            "throughput_kept": round(kept, 3),
-            "slow_clients": slow,
-            "samples_t_conns_rss": sampler.samples,
-        }
+            results["abuse"] = {"alone": alone}
+            for mix in args.mixes.split(","):
+                kinds = mix.split("+")
+                time.sleep(edge["keepalive_timeout"] + 1.0)  # the previous mix's connections are gone
+                with Sampler(proc, operator) as sampler:
+                    under, slow = abuse(
+                        port,
+                        key,
+                        n_slow,
+                        edge,
+                        kinds,
+                        max(seconds, edge["body_timeout"]) + 4.0,
+                        lambda: measured(
+                            proc.proc.pid, lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds}
+                        ),
+                    )
+                kept = under["rps"] / alone["rps"] if alone["rps"] else 0.0
+                print(
+                    f"  beside {n_slow} slow clients ({mix}): {under['rps']:8.0f} req/s  p50 "
+                    f"{under['p50_ms']:6.2f} ms  p99 {under['p99_ms']:6.2f} ms  ({kept:.0%} of alone)"
+                )
+                cpu_kept = alone["cpu_us_per_request"] / under["cpu_us_per_request"] if under["rps"] else 0.0
+                print(
+                    f"    gateway CPU {under['cpu_us_per_request']:.0f} µs per normal request (slow clients "
+                    f"included): the gateway alone could keep {cpu_kept:.0%} of its throughput"
+                )
+                for kind in kinds:
+                    r = slow[kind]
+                    print(
+                        f"    {kind:>13}: {r['closed']:5d} closed, {r['within_deadline_plus_1s']:5d} within "
+                        f"deadline {r['deadline_s']:g} s + 1 s (longest {r['max_lifetime_s']} s), "
+                        f"{r['open_at_end']} still open when the run stopped"
+                    )
+                peak_conns = max((x[1] for x in sampler.samples), default=0)
+                peak_rss = max((x[2] for x in sampler.samples), default=0)
+                print(
+                    f"    peak open connections {peak_conns:.0f}, peak RSS {peak_rss:.1f} MB "
+                    "(sampled every 0.5 s)"
+                )
+                results["abuse"][mix] = {
+                    "with_slow_clients": under,
+                    "throughput_kept": round(kept, 3),
+                    "cpu_throughput_kept": round(cpu_kept, 3),
+                    "slow_clients": slow,
+                    "samples_t_conns_rss": sampler.samples,
+                }
+            print()
 
-        print(f"C. soak: {n_soak} mixed requests at concurrency 32")
-        time.sleep(edge["keepalive_timeout"] + 1.0)  # the abuse's connections are gone
-        asyncio.run(soak(url, key, min(2000, n_soak)))  # warm-up: pools, caches, every code path once
-        time.sleep(edge["keepalive_timeout"] + 1.0)
-        start = {"rss_mb": round(proc.rss_mb(), 1), "fds": descriptors(proc.proc.pid)}
-        began = time.monotonic()
-        outcomes = asyncio.run(soak(url, key, n_soak))
-        took = time.monotonic() - began
-        time.sleep(edge["keepalive_timeout"] + 1.0)  # kept-alive client connections close
-        end = {"rss_mb": round(proc.rss_mb(), 1), "fds": descriptors(proc.proc.pid)}
-        print(f"  {n_soak} requests in {took:.0f} s: {outcomes}")
-        print(
-            f"  RSS {start['rss_mb']} -> {end['rss_mb']} MB ({end['rss_mb'] - start['rss_mb']:+.1f} MB; "
-            f"target <= +5), open descriptors {start['fds']} -> {end['fds']}\n"
-        )
-        results["soak"] = {
-            "requests": n_soak,
-            "seconds": round(took, 1),
-            "outcomes": outcomes,
-            "start": start,
-            "end": end,
-        }
+        if "C" in args.parts:
+            print(f"C. soak: {n_soak} mixed requests at concurrency 32")
+            time.sleep(edge["keepalive_timeout"] + 1.0)  # the abuse's connections are gone
+            asyncio.run(soak(url, key, min(2000, n_soak)))  # warm-up: pools, caches, every code path once
+            time.sleep(edge["keepalive_timeout"] + 1.0)
+            start = {"rss_mb": round(proc.rss_mb(), 1), "fds": descriptors(proc.proc.pid)}
+            began = time.monotonic()
+            outcomes = asyncio.run(soak(url, key, n_soak))
+            took = time.monotonic() - began
+            time.sleep(edge["keepalive_timeout"] + 1.0)  # kept-alive client connections close
+            end = {"rss_mb": round(proc.rss_mb(), 1), "fds": descriptors(proc.proc.pid)}
+            print(f"  {n_soak} requests in {took:.0f} s: {outcomes}")
+            print(
+                f"  RSS {start['rss_mb']} -> {end['rss_mb']} MB ({end['rss_mb'] - start['rss_mb']:+.1f} MB; "
+                f"target <= +5), open descriptors {start['fds']} -> {end['fds']}\n"
+            )
+            results["soak"] = {
+                "requests": n_soak,
+                "seconds": round(took, 1),
+                "outcomes": outcomes,
+                "start": start,
+                "end": end,
+            }
 
+    if "D" in args.parts:
+        workers_part(results, seconds)
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(results, indent=2))
+    print(f"\nresults in {args.json}")
+
+
+def workers_part(results: dict[str, Any], seconds: int) -> None:
     print("D. workers (wrk, non-streaming)")
     print(f"{'workers':>8} {'c16 req/s':>10} {'p50':>8} {'p99':>8} {'c64 req/s':>10} {'p50':>8} {'p99':>8}")
     results["workers"] = {}
@@ -429,10 +552,6 @@ def main() -> None:
             f"{r['rps']:>10.0f} {r['p50_ms']:>6.2f}ms {r['p99_ms']:>6.2f}ms" for r in row.values()
         )
         print(f"{workers:>8} {cells}")
-
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(results, indent=2))
-    print(f"\nresults in {args.json}")
 
 
 if __name__ == "__main__":
