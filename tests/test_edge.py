@@ -643,3 +643,36 @@ def test_a_small_answer_to_a_client_that_reads_nothing_does_not_hold_the_connect
             assert sample_sum(registry, "gateway_connections_closed_by_deadline_total", phase="send") == 4
             for sock in socks:
                 sock.close()
+
+
+def test_a_pipelined_slow_body_never_corrupts_the_response_before_it(tmp_path, diffusion_sim, slow_ar_sim):
+    """HTTP/1.1 pipelining: the second request's body deadline passes while the first answer is still
+    being generated; the first response must arrive whole, then the second's 408."""
+    key = write_key(tmp_path / "keys.yaml", "alice")
+    settings = gateway_settings(
+        diffusion_sim.url,
+        slow_ar_sim.url,
+        auth={"keys_file": str(tmp_path / "keys.yaml")},
+        edge={"header_timeout": 5, "body_timeout": 0.3},
+    )
+    with ServerThread(create_app(settings, registry=CollectorRegistry())) as gw:
+        body = orjson.dumps({**CHAT, "max_tokens": 20})  # about 1.7 s at the DGX Spark pace
+        first = (
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {key}\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
+        second = (
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+            "Content-Length: 100\r\n\r\n{"
+        ).encode()
+        sock = _connect(gw.port)
+        sock.sendall(first + second)
+        data, _ = _read_until_closed(sock, 2 + 0.3 + MARGIN)
+        sock.close()
+    head, _, rest = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ")
+    length = next(
+        int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.startswith(b"content-length")
+    )
+    assert orjson.loads(rest[:length])["choices"][0]["message"]["content"]
+    assert rest[length:].startswith(b"HTTP/1.1 408 ")

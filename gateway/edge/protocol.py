@@ -188,6 +188,12 @@ class EdgeProtocol(HttpToolsProtocol):
         transport = self.transport
         if transport is None or transport.is_closing() or self.edge is None:
             return
+        if self.pipeline:
+            # A pipelined request waits behind an earlier one whose response is going out (uvicorn reads
+            # no further until it ends): nothing may be written now. Checked again shortly; the wait is
+            # bounded by that response.
+            self._arm(self._phase, 1.0)
+            return
         cycle = self.cycle
         if cycle is not None and cycle.response_started and not cycle.response_complete:
             # A response is going out (a pipelined request's, or an early answer while the body trickles
