@@ -158,7 +158,6 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    from gateway.app import create_app
     from gateway.edge.protocol import EdgeProtocol
 
     if settings.state.redis_url is None:
@@ -166,7 +165,7 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
             "gateway: warning: several workers without state.redis_url: limits and counts are per worker",
             file=sys.stderr,
         )
-    create_app(settings)  # validate key files and JWT material once, in the parent, with a clear error
+    _validate_in_parent(settings)
     # An operator's own directory (say a Kubernetes emptyDir) is used as it is; else a fresh one.
     given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     metrics_dir = given or tempfile.mkdtemp(prefix="gateway-metrics-")
@@ -198,6 +197,25 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
         if not given:
             shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
+
+
+def _validate_in_parent(settings: Settings) -> None:
+    """Build the app once in the parent, so bad key files or JWT material fail with a clear error before
+    any worker starts. Its metrics (the edge's gauges are set at once) must not land in the workers'
+    multiprocess directory: the parent stays alive, so a live-summed gauge such as
+    gateway_connections_limit would count it as a third worker. They go to a scratch directory."""
+    from gateway.app import create_app
+
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    with tempfile.TemporaryDirectory(prefix="gateway-validate-") as scratch:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = scratch
+        try:
+            create_app(settings)
+        finally:
+            if given is None:
+                del os.environ["PROMETHEUS_MULTIPROC_DIR"]
+            else:
+                os.environ["PROMETHEUS_MULTIPROC_DIR"] = given
 
 
 def _check_config(args: argparse.Namespace) -> int:
