@@ -1,20 +1,24 @@
 """Soak and abuse benchmark for the gateway's edge (issue 16), and one worker against two.
 
-    python3 bench/edge.py              # full run (about 8 minutes), JSON in bench/results/edge.json
+    python3 bench/edge.py              # full run (about 15 minutes), JSON in bench/results/edge.json
     python3 bench/edge.py --quick      # a short smoke run (a minute)
+    python3 bench/edge.py --parts E    # one part (here: the CPU one slow connection costs)
 
 Everything runs on 127.0.0.1: a zero-delay fake upstream (bench/fake_upstream.py), ``gateway serve`` in
 a subprocess, wrk (Debian package) for normal traffic, and the abusive clients in this process.
 
 A. normal traffic alone: wrk at concurrency 16, non-streaming requests: requests/s, p50, p99;
-B. the same while N slow clients are held open, each replaced as soon as the gateway closes it (a third
-   send half a request head, a third complete headers and 10 of 1,000 body bytes, a third a streaming
-   request whose answer they never read): normal traffic's requests/s and p99 against A, how long after
-   its deadline each slow connection was closed, and open connections and RSS sampled twice a second;
+B. the same while N slow clients are held open, each replaced as soon as the gateway closes it, in two
+   mixes: half request heads and partial bodies (headers and 10 of 1,000 body bytes); and those plus
+   streaming requests whose answers are never read: normal traffic's requests/s, p99 and the gateway's
+   CPU per request against A, how long after its deadline each slow connection was closed, and open
+   connections and RSS sampled twice a second;
 C. soak: R mixed requests at concurrency 32 (answers, streams read to the end, streams dropped after
    the first event, and 400, 401 and 415 errors): RSS and open descriptors after a warm-up and after;
 D. workers: ``gateway serve --workers 1`` and ``--workers 2`` side by side with wrk at concurrency 16
-   and 64: requests/s, p50, p99.
+   and 64: requests/s, p50, p99;
+E. the gateway's CPU per slow connection, with nothing else running against it: N connections that send
+   half a request head, from accept to the 408 and the close (``header_timeout`` 1 s).
 
 The edge settings used are printed with the results; the deadlines are shorter than the defaults so the
 run is short, and the targets scale with them (closed within its deadline + 1 s).
@@ -409,7 +413,7 @@ def main() -> None:
     parser.add_argument("--slow-clients", type=int, default=None, help="default 2000 (quick: 150)")
     parser.add_argument("--soak", type=int, default=None, help="mixed requests (default 200000, quick: 3000)")
     parser.add_argument("--json", default=str(BENCH / "results" / "edge.json"))
-    parser.add_argument("--parts", default="BCD", help="which parts to run (B includes A)")
+    parser.add_argument("--parts", default="BCDE", help="which parts to run (B includes A)")
     parser.add_argument(
         "--mixes",
         default="head+body,head+body+unread_stream",
@@ -526,9 +530,44 @@ def main() -> None:
 
     if "D" in args.parts:
         workers_part(results, seconds)
+    if "E" in args.parts:
+        results["cpu_per_slow_connection_us"] = slow_connection_cost(300 if quick else 3000)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(results, indent=2))
     print(f"\nresults in {args.json}")
+
+
+def slow_connection_cost(n: int) -> float:
+    """E: what one half-head connection costs the gateway, from accept to its 408 and close."""
+
+    async def slow(port: int) -> None:
+        conns = []
+        for _ in range(n):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nAuthoriz")
+            conns.append((reader, writer))
+        for reader, writer in conns:
+            await reader.read()  # the 408, then the close
+            writer.close()
+
+    with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-edge-") as tmpdir:
+        fake_port = free_port()
+        fake = f"http://127.0.0.1:{fake_port}"
+        upstream = Process([sys.executable, str(BENCH / "fake_upstream.py"), "--port", str(fake_port)], fake)
+        stack.callback(upstream.stop)
+        edge = {"header_timeout": 1.0, "max_connections": n + 64}
+        url, _, _, proc = start_gateway(stack, Path(tmpdir), fake, edge)
+        pid = proc.proc.pid
+        time.sleep(1.0)
+        idle_from, idle_at = cpu_seconds(pid), time.monotonic()
+        time.sleep(2.0)
+        idle = (cpu_seconds(pid) - idle_from) / (time.monotonic() - idle_at)  # health probes, timers
+        began, started = cpu_seconds(pid), time.monotonic()
+        asyncio.run(slow(int(url.rsplit(":", 1)[1])))
+        used = cpu_seconds(pid) - began - idle * (time.monotonic() - started)
+    cost = used / n * 1e6
+    print(f"E. {n} slow connections (half a head each, 408, close): {cost:.0f} µs of the gateway's CPU each")
+    return round(cost, 1)
 
 
 def workers_part(results: dict[str, Any], seconds: int) -> None:
