@@ -76,6 +76,7 @@ def create_app(
         (b.name for b in settings.backends),
         rules=(r.name for r in settings.routing.rules),
         tiers=settings.auth.tiers,
+        principal_labels=settings.telemetry.metrics_principal,
     )
     keys = _key_store(settings)
     idp_client = httpx.AsyncClient(transport=idp_transport, trust_env=False, follow_redirects=False)
@@ -90,10 +91,15 @@ def create_app(
             "or set auth.allow_anonymous: true"
         )
     upstream = build_upstream(
-        settings.backends, settings.server.upstream_client, transport=upstream_transport
+        settings.backends,
+        settings.server.upstream_client,
+        transport=upstream_transport,
+        max_response_bytes=settings.edge.max_upstream_response_bytes,
     )
     store = build_store(
-        settings.state.redis_url, prefix=settings.state.key_prefix, timeout=settings.state.timeout
+        settings.state.redis_url.get_secret_value() if settings.state.redis_url is not None else None,
+        prefix=settings.state.key_prefix,
+        timeout=settings.state.timeout,
     )
     limiter = Limiter(
         settings.limits,

@@ -11,6 +11,7 @@ import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 from pydantic import ValidationError
@@ -154,9 +155,18 @@ def _serve(args: argparse.Namespace) -> int:
     if args.workers > 1:
         return _serve_workers(args, settings)
     app = create_app(settings)
-    sock = bind(settings.server.host, settings.server.port)
-    run(serve([(app, sock)], settings.server.log_level), settings.server.loop)
+    sockets = [bind(settings.server.host, settings.server.port), *_operator_socket(settings)]
+    if len(sockets) > 1:
+        app.edge.operator_ports.add(sockets[1].getsockname()[1])
+    run(serve([(app, sockets)], settings.server.log_level), settings.server.loop)
     return 0
+
+
+def _operator_socket(settings: Settings) -> list[socket.socket]:
+    """The operator listener (edge.operator_port): /healthz, /readyz and /metrics, reachable when the
+    main listener is at its connection cap."""
+    edge = settings.edge
+    return [] if edge.operator_port is None else [bind(edge.operator_host, edge.operator_port)]
 
 
 def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
@@ -166,40 +176,66 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
     import shutil
 
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
-    from gateway.app import create_app
+    from gateway.edge.protocol import EdgeProtocol
 
     if settings.state.redis_url is None:
         print(
             "gateway: warning: several workers without state.redis_url: limits and counts are per worker",
             file=sys.stderr,
         )
-    create_app(settings)  # validate key files and JWT material once, in the parent, with a clear error
+    _validate_in_parent(settings)
     # An operator's own directory (say a Kubernetes emptyDir) is used as it is; else a fresh one.
     given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     metrics_dir = given or tempfile.mkdtemp(prefix="gateway-metrics-")
     if args.config is not None:
         os.environ["GATEWAY_CONFIG"] = str(Path(args.config).resolve())
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    if settings.edge.operator_port == 0:
+        raise ConfigError("edge.operator_port: several workers need a fixed port, not 0")
+    config = uvicorn.Config(
+        "gateway.app:create_app_from_environment",
+        factory=True,
+        workers=args.workers,
+        log_config=None,
+        access_log=False,
+        log_level=settings.server.log_level,
+        loop=settings.server.loop,
+        # The same protocol as one process (gateway/edge): each worker finds its own edge state (its
+        # connection cap is per process, as the file limit it is derived from) behind the app it built.
+        http=EdgeProtocol,
+        timeout_keep_alive=settings.edge.keepalive_timeout,  # type: ignore[arg-type]  # a float is fine
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )
+    # Bound here and handed to every worker, the operator listener's too (uvicorn.run binds only one).
+    sockets = [bind(settings.server.host, settings.server.port), *_operator_socket(settings)]
     try:
-        uvicorn.run(
-            "gateway.app:create_app_from_environment",
-            factory=True,
-            host=settings.server.host,
-            port=settings.server.port,
-            workers=args.workers,
-            log_config=None,
-            access_log=False,
-            log_level=settings.server.log_level,
-            loop=settings.server.loop,
-            http="httptools",
-            server_header=False,
-            timeout_graceful_shutdown=5,
-        )
+        Multiprocess(config, sockets=sockets).run()
     finally:
         if not given:
             shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
+
+
+def _validate_in_parent(settings: Settings) -> None:
+    """Build the app once in the parent, so bad key files or JWT material fail with a clear error before
+    any worker starts. Its metrics (the edge's gauges are set at once) must not land in the workers'
+    multiprocess directory: the parent stays alive, so a live-summed gauge such as
+    gateway_connections_limit would count it as a third worker. They go to a scratch directory."""
+    from gateway.app import create_app
+
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    with tempfile.TemporaryDirectory(prefix="gateway-validate-") as scratch:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = scratch
+        try:
+            create_app(settings)
+        finally:
+            if given is None:
+                del os.environ["PROMETHEUS_MULTIPROC_DIR"]
+            else:
+                os.environ["PROMETHEUS_MULTIPROC_DIR"] = given
 
 
 def _check_config(args: argparse.Namespace) -> int:
@@ -208,8 +244,23 @@ def _check_config(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
     create_app(settings)  # also loads the key file and JWT key material, as serve would
     print("configuration is valid; resolved to:")
-    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False), end="")
+    print(yaml.safe_dump(_masked(settings.model_dump(mode="json")), sort_keys=False), end="")
     return 0
+
+
+def _masked(value: object) -> object:
+    """The dumped settings with credentials in URLs masked too (a backend's or the JWKS URL's
+    ``user:password@``); SecretStr fields are already ``**********``."""
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    if isinstance(value, str) and "@" in value and "://" in value:
+        parts = urlsplit(value)
+        if parts.password is not None or parts.username:
+            host = parts.netloc.rpartition("@")[2]
+            return urlunsplit(parts._replace(netloc=f"**********@{host}"))
+    return value
 
 
 def _route(args: argparse.Namespace) -> int:
@@ -294,6 +345,8 @@ def _demo(args: argparse.Namespace) -> int:
             ],
             auth={"keys_file": str(keys_file)},
             usage={"url": f"sqlite:///{Path(tmp) / 'usage.db'}"},  # gone with the demo, as its key is
+            # The simulators' fault injection header (README "Simulator") is forwarded in the demo.
+            edge={"forward_headers": ["x-sim-fault", "x-sim-fault-diffusion", "x-sim-fault-autoregressive"]},
         )
         apps: list[tuple[ASGIApp, socket.socket]] = [
             (create_simulator(sim)[0], sockets[kind]) for kind, sim in sims.items()

@@ -39,6 +39,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from gateway.edge.settings import EdgeSettings
 from gateway.limits.settings import LimitSettings, StateSettings
 from gateway.routing.settings import RoutingSettings
 from gateway.telemetry.tracing_settings import TracingSettings
@@ -247,6 +248,13 @@ class TelemetrySettings(_Section):
     # Prompt and completion text on trace spans (issue 19): off unless an operator turns it on.
     capture_content: bool = False
     tracing: TracingSettings = TracingSettings()
+    # GET /metrics on the main listener: a bearer token it requires (None: open), or not served there at
+    # all (then only on the operator listener, edge.operator_port, which never asks for the token).
+    metrics_token: SecretStr | None = None
+    metrics_on_main: bool = True
+    # How a key's principal is labelled in metrics: its name, a short hash of the name (names stay out
+    # of the scrape), or only its tier.
+    metrics_principal: Literal["name", "hash", "tier"] = "name"
 
 
 class PacingSettings(_Section):
@@ -290,6 +298,7 @@ class Settings(BaseSettings):
     limits: LimitSettings = LimitSettings()
     state: StateSettings = StateSettings()
     usage: UsageSettings = UsageSettings()
+    edge: EdgeSettings = EdgeSettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

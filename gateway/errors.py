@@ -7,6 +7,8 @@
     ├── NotFound                 404 (unknown path or model)
     ├── MethodNotAllowed         405
     ├── PayloadTooLarge          413
+    ├── UnsupportedMediaType     415 (a Content-Encoding the gateway does not decode)
+    ├── ClientClosedRequest      499 (the client left before its request was received; logged only)
     ├── IdentityProviderDown     503 (JWKS unreachable and no cached key: not the caller's fault)
     └── UpstreamFailure          502 / 503 / 504, raised by the proxy from upstream.UpstreamError
 
@@ -23,6 +25,7 @@ import orjson
 
 __all__ = [
     "AuthenticationFailed",
+    "ClientClosedRequest",
     "GatewayError",
     "IdentityProviderDown",
     "InvalidRequest",
@@ -30,6 +33,7 @@ __all__ = [
     "NotFound",
     "PayloadTooLarge",
     "PermissionDenied",
+    "UnsupportedMediaType",
     "UpstreamFailure",
     "anthropic_error_body",
     "error_body",
@@ -123,6 +127,21 @@ class PayloadTooLarge(GatewayError):
     status = 413
     type = "invalid_request_error"
     code = "request_too_large"
+
+
+class UnsupportedMediaType(GatewayError):
+    status = 415
+    type = "invalid_request_error"
+    code = "unsupported_encoding"
+
+
+class ClientClosedRequest(GatewayError):
+    """The connection went away while the request was being received (edge.body_timeout, or the client
+    hung up). Nobody reads the answer: 499 is for the request log, as nginx uses it."""
+
+    status = 499
+    type = "invalid_request_error"
+    code = "client_closed_request"
 
 
 class IdentityProviderDown(GatewayError):

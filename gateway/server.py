@@ -11,6 +11,9 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
+from gateway.edge.protocol import EdgeProtocol
+from gateway.edge.state import edge_of
+
 __all__ = ["bind", "run", "serve", "uvicorn_config"]
 
 
@@ -28,6 +31,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def uvicorn_config(app: ASGIApp, log_level: str = "info") -> uvicorn.Config:
+    edge = edge_of(app)
     return uvicorn.Config(
         app,
         lifespan="on",
@@ -35,7 +39,11 @@ def uvicorn_config(app: ASGIApp, log_level: str = "info") -> uvicorn.Config:
         access_log=False,  # uvicorn's access line carries the query string; the request log replaces it
         log_level=log_level,
         loop="none",  # the loop is the one run() started: uvicorn's Server.serve never sets one up
-        http="httptools",
+        # uvicorn's httptools protocol plus the edge's deadlines and connection cap (gateway/edge); on an
+        # app without an edge (the simulator) it behaves as uvicorn's own.
+        http=EdgeProtocol,
+        # uvicorn annotates it int; it only ever reaches loop.call_later, which takes seconds as a float.
+        timeout_keep_alive=edge.settings.keepalive_timeout if edge is not None else 5,  # type: ignore[arg-type]
         server_header=False,
         date_header=True,
         timeout_graceful_shutdown=5,
@@ -52,8 +60,11 @@ def run(main: Coroutine[Any, Any, None], loop: str = "asyncio") -> None:
         asyncio.run(main)
 
 
-async def serve(apps: Sequence[tuple[ASGIApp, socket.socket]], log_level: str = "info") -> None:
-    """Serve every app on its socket until interrupted; stopping one stops them all."""
+async def serve(
+    apps: Sequence[tuple[ASGIApp, socket.socket | list[socket.socket]]], log_level: str = "info"
+) -> None:
+    """Serve every app on its socket(s) until interrupted; stopping one stops them all. An app on
+    several sockets (the gateway and its operator listener) is one server: one lifespan."""
     servers = [uvicorn.Server(uvicorn_config(app, log_level)) for app, _ in apps]
     # Everything built so far (settings, apps, imported modules: ~65,000 objects) lives as long as the
     # process. Frozen, it is left out of the cyclic garbage collector's full passes, which otherwise stop
@@ -62,7 +73,8 @@ async def serve(apps: Sequence[tuple[ASGIApp, socket.socket]], log_level: str = 
     gc.collect()
     gc.freeze()
     tasks = [
-        asyncio.create_task(srv.serve(sockets=[sock])) for srv, (_, sock) in zip(servers, apps, strict=True)
+        asyncio.create_task(srv.serve(sockets=sock if isinstance(sock, list) else [sock]))
+        for srv, (_, sock) in zip(servers, apps, strict=True)
     ]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)

@@ -19,6 +19,7 @@ from gateway.server import bind, uvicorn_config
 
 DIFFUSION_MODEL = "nvidia/diffusiongemma-26B-A4B-it-NVFP4"
 AR_MODEL = "google/gemma-4-26B-A4B-it"
+SIM_HEADERS = ("x-sim-fault", "x-sim-fault-diffusion", "x-sim-fault-autoregressive")
 
 
 class ServerThread:
@@ -101,6 +102,8 @@ def gateway_settings(
     **kw: Any,
 ) -> Settings:
     extra = backend_extra or {}
+    # The simulators' fault injection header reaches them only when forwarded (edge.forward_headers).
+    kw.setdefault("edge", {"forward_headers": list(SIM_HEADERS)})
     return Settings(
         backends=[
             {

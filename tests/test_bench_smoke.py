@@ -56,3 +56,40 @@ def test_hotpath_bench_runs():
     )
     assert result.returncode == 0, result.stderr
     assert "µs of CPU" in result.stdout
+
+
+def test_edge_bench_runs(tmp_path):
+    """bench/edge.py --quick (slow clients and the soak) with a few clients and requests; the figures are
+    not checked, only that the parts ran and the gateway closed slow connections of every kind."""
+    import json
+
+    from tests.support import system_binary
+
+    system_binary("wrk")
+    out = tmp_path / "edge.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "edge.py"),
+            "--quick",
+            "--slow-clients",
+            "30",
+            "--soak",
+            "300",
+            "--parts",
+            "BC",  # D (two workers) is tests/test_edge.py's
+            "--mixes",
+            "head+body+unread_stream",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    results = json.loads(out.read_text())
+    for kind in ("head", "body", "unread_stream"):
+        assert results["abuse"]["head+body+unread_stream"]["slow_clients"][kind]["closed"] > 0
+    assert sum(results["soak"]["outcomes"].values()) == 300

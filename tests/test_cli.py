@@ -159,3 +159,36 @@ def test_an_unknown_event_loop_is_a_clear_configuration_error(tmp_path, capsys):
     assert main(["check-config", "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert "server.loop" in err and "asyncio" in err and "Traceback" not in err
+
+
+def test_check_config_masks_the_redis_url_metrics_token_and_url_credentials(tmp_path, capsys):
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "backends": [
+                    {
+                        "name": "d",
+                        "kind": "diffusion",
+                        "url": "http://backend-user:backend-pass@127.0.0.1:1",
+                        "model": "m",
+                    }
+                ],
+                "auth": {
+                    "allow_anonymous": True,
+                    "jwt": {
+                        "issuer": "https://idp.example",
+                        "audience": "gw",
+                        "jwks_url": "https://jwks-user:jwks-pass@idp.example/jwks.json",
+                    },
+                },
+                "state": {"redis_url": "redis://:redis-very-secret@127.0.0.1:1/0"},
+                "telemetry": {"metrics_token": "metrics-very-secret"},
+            }
+        )
+    )
+    assert main(["check-config", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    for secret in ("redis-very-secret", "metrics-very-secret", "backend-pass", "jwks-pass", "jwks-user"):
+        assert secret not in out
+    assert "idp.example/jwks.json" in out and "127.0.0.1:1" in out

@@ -166,7 +166,8 @@ def test_compose_gateway_config_is_valid_and_every_secret_it_needs_is_provided(c
     settings = load_settings(mount["source"], environ={k: str(v) for k, v in env.items()})
     for backend in settings.backends:
         assert backend.api_key is not None, f"no api key for {backend.name}"
-    assert settings.state.redis_url == "redis://redis:6379/0"
+    assert settings.state.redis_url is not None
+    assert settings.state.redis_url.get_secret_value() == "redis://redis:6379/0"
     services = compose["services"]
     assert {b.base_url.split("//")[1].split(":")[0] for b in settings.backends} <= set(services) | {
         "vllm-diffusion"

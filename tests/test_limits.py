@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.redis_support import RedisServer, free_port
-from tests.support import AR_MODEL, DIFFUSION_MODEL, wait_for, write_key
+from tests.support import AR_MODEL, DIFFUSION_MODEL, SIM_HEADERS, wait_for, write_key
 
 CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
 
@@ -78,6 +78,8 @@ class GatewayProcess:
 
 
 def write_config(tmp_path: Path, diffusion_sim, ar_sim, *, name: str = "gateway.yaml", **sections) -> Path:
+    # The simulators' fault injection header reaches them only when forwarded (edge.forward_headers).
+    sections["edge"] = {"forward_headers": list(SIM_HEADERS), **sections.get("edge", {})}
     config = {
         "server": {"host": "127.0.0.1", "port": free_port(), "log_level": "warning"},
         "backends": [

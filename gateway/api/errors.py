@@ -9,11 +9,18 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import Scope
 
-from gateway.errors import GatewayError, InvalidRequest, MethodNotAllowed, NotFound, UpstreamFailure
+from gateway.errors import (
+    ClientClosedRequest,
+    GatewayError,
+    InvalidRequest,
+    MethodNotAllowed,
+    NotFound,
+    UpstreamFailure,
+)
 from gateway.limits.limiter import RateLimited
 from gateway.proxy.handler import BACKEND_HEADER
 
-__all__ = ["error_response", "install_error_handlers", "note_error"]
+__all__ = ["error_response", "install_error_handlers", "note_error", "shown_path"]
 
 
 def note_error(request_scope: Scope, exc: GatewayError) -> None:
@@ -24,6 +31,8 @@ def note_error(request_scope: Scope, exc: GatewayError) -> None:
         record.error_code = exc.code
         if isinstance(exc, RateLimited):
             record.outcome = "rate_limited"
+        elif isinstance(exc, ClientClosedRequest):
+            record.outcome = "disconnected"
 
 
 def error_response(exc: GatewayError, *, anthropic: bool = False) -> Response:
@@ -34,6 +43,13 @@ def error_response(exc: GatewayError, *, anthropic: bool = False) -> Response:
     if isinstance(exc, UpstreamFailure) and exc.backend is not None and BACKEND_HEADER not in exc.headers:
         response.headers[BACKEND_HEADER] = exc.backend
     return response
+
+
+def shown_path(path: str, limit: int = 100) -> str:
+    """A request path as an error message may echo it: printable ASCII only, at most ``limit`` characters
+    (issue 16: echo nothing unbounded or unprintable back to a client, or into a log reading the body)."""
+    cleaned = "".join(c if " " < c < "\x7f" else "?" for c in path[: limit + 1])
+    return cleaned if len(cleaned) <= limit else cleaned[:limit] + "..."
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -47,7 +63,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
-        where = f"{request.method} {request.scope['path'][:200]}"
+        where = f"{request.method[:16]} {shown_path(request.scope['path'])}"
         if exc.status_code == 405:
             return error_response(MethodNotAllowed(f"Method not allowed ({where})."))
         if exc.status_code == 404:

@@ -19,9 +19,11 @@ from starlette.types import Receive, Scope, Send
 from gateway.api.errors import error_response, note_error
 from gateway.api.openai import proxy
 from gateway.api.state import GatewayState
+from gateway.edge.state import EdgeState
 from gateway.errors import GatewayError, MethodNotAllowed
 from gateway.middleware import RequestContextMiddleware
 from gateway.proxy.dialects import PATHS, Endpoint
+from gateway.upstream.base import pool_size
 
 __all__ = ["GatewayApp"]
 
@@ -33,6 +35,10 @@ class GatewayApp:
         self.api = api
         self._gateway = state
         self._entry = RequestContextMiddleware(self._dispatch, state.metrics, finishers=state.finishers)
+        # What the server's connection protocol (gateway.edge.protocol) finds behind uvicorn's wrappers.
+        settings = state.settings
+        cap = settings.edge.connection_cap(pool_size(settings.backends))
+        self.edge = EdgeState(settings.edge, cap, state.metrics, self)
 
     @property
     def state(self) -> Any:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hmac
+
 from fastapi import APIRouter, Request
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 
 from gateway.api.state import GatewayState
+from gateway.edge.state import OPERATOR_SCOPE_KEY
+from gateway.errors import AuthenticationFailed, NotFound
 
 __all__ = ["router"]
 
@@ -39,5 +43,17 @@ async def readyz(request: Request) -> Response:
 
 @router.get("/metrics")
 async def metrics(request: Request) -> Response:
+    """Prometheus metrics: always on the operator listener; on the main one unless
+    ``telemetry.metrics_on_main`` is off, and then behind ``telemetry.metrics_token`` when one is set."""
     state: GatewayState = request.app.state.gateway
+    if not request.scope.get(OPERATOR_SCOPE_KEY):
+        telemetry = state.settings.telemetry
+        if not telemetry.metrics_on_main:
+            raise NotFound("Invalid URL (GET /metrics)", code="unknown_url")
+        token = telemetry.metrics_token
+        if token is not None:
+            sent = request.headers.get("authorization", "")
+            expected = "Bearer " + token.get_secret_value()
+            if not hmac.compare_digest(sent.encode(), expected.encode()):
+                raise AuthenticationFailed("The metrics endpoint needs its bearer token.", reason="invalid")
     return Response(state.exposition(), media_type=CONTENT_TYPE_LATEST)

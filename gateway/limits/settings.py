@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 __all__ = ["LimitSettings", "StateSettings"]
 
@@ -34,7 +34,9 @@ class StateSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    redis_url: str | None = None  # redis://host:6379/0; unset: in memory, this process only
+    # redis://[:password@]host:6379/0; unset: in memory, this process only. A secret (it may hold the
+    # password): masked wherever settings are printed (issue 16).
+    redis_url: SecretStr | None = None
     key_prefix: str = "gateway"
     # Every Redis call is bounded by this (seconds), so a slow or dead Redis never hangs a request.
     timeout: float = Field(0.25, gt=0, le=10)

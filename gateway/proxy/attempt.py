@@ -34,7 +34,13 @@ from gateway.proxy.thinking import strip_reasoning_body, strip_reasoning_event
 from gateway.routing.quality import Answer, check_answer
 from gateway.routing.settings import QualitySettings
 from gateway.telemetry.record import RequestRecord
-from gateway.upstream import UpstreamBroken, UpstreamClient, UpstreamError, UpstreamResponse
+from gateway.upstream import (
+    UpstreamBroken,
+    UpstreamClient,
+    UpstreamError,
+    UpstreamResponse,
+    UpstreamTooLarge,
+)
 
 __all__ = ["Attempt", "Outcome", "raw_response"]
 
@@ -125,6 +131,8 @@ class Attempt:
             return _failed(exc, self.backend)
         if response.status != 200:
             return _status(response.status, data, self.backend)
+        if _encoded(response.headers):
+            return _failed(UpstreamBroken("encoded answer"), self.backend)
         body = _json(data)
         self.record.usage = Usage.from_json(body.get("usage")) if isinstance(body, dict) else None
         if self.strip_reasoning:
@@ -171,6 +179,9 @@ class Attempt:
                 data = await response.read()
                 await response.aclose()
                 return _status(response.status, data, self.backend), None, []
+            if _encoded(response.headers):
+                await response.aclose()
+                return _failed(UpstreamBroken("encoded answer"), self.backend), None, []
             held, answer = await self._hold(response)
         except UpstreamError as exc:
             await response.aclose()
@@ -227,7 +238,14 @@ class Attempt:
             body = pace(body, self.pacing)
             self.record.pacing = self.pacing.budget
             headers.append((PACING_HEADER, str(round(self.pacing.budget * 1000))))
-        return RelayStreamResponse(body, status=200, headers=headers + _SSE_HEADERS, on_end=on_end)
+        record = self.record
+
+        def ended(disconnected: bool) -> None:
+            if disconnected:
+                _abandoned(record)
+            on_end(disconnected)
+
+        return RelayStreamResponse(body, status=200, headers=headers + _SSE_HEADERS, on_end=ended)
 
     async def _relay(
         self, response: UpstreamResponse, held: list[bytes], client_wants_usage: bool
@@ -273,7 +291,9 @@ class Attempt:
                         record.ttfb = self.clock() - record.started
                     if sent is not None:
                         sent.extend(out)
-                    yield b"".join(out)
+                    data = b"".join(out)
+                    record.relayed_events += data.count(b"data:")  # one C scan: what a hang-up is charged
+                    yield data
         except UpstreamError as exc:
             record.outcome = f"upstream_{exc.kind}"
             record.error_code = "backend_stream_interrupted"
@@ -288,6 +308,23 @@ class Attempt:
             self._end(self._span, Outcome(outcome=record.outcome or "ok"))
             if sent is not None and record.content is not None:
                 record.content["completion"] = answer_of_events(sent, self.endpoint).content
+
+
+def _abandoned(record: RequestRecord) -> None:
+    """A client that hung up mid-stream: 499 disconnected, as a non-streamed request is (issue 16), with the
+    tokens relayed so far. The backend's own count comes only in the last event, which never came, so it
+    is estimated from the events relayed: one token per event after the first (vLLM streams a token per
+    event), or for diffusion a whole canvas per event (what the backend computed, README Metrics)."""
+    record.outcome = "disconnected"
+    record.status = CLIENT_CLOSED
+    usage = record.usage
+    if usage is not None and usage.completion_tokens > 0:
+        return  # the backend's count arrived after all
+    events = max(0, record.relayed_events - 1)  # the first event carries the role, no token
+    run = record.diffusion
+    completion = events * run.canvas_length if run is not None else events
+    record.usage = Usage(usage.prompt_tokens if usage is not None else 0, completion, 0)
+    record.usage_estimated = True
 
 
 def _json(data: bytes) -> Any:
@@ -310,7 +347,24 @@ def _checkable(answer: Answer, wait_for_end: bool) -> bool:
     return not wait_for_end and bool(answer.content or answer.reasoning or answer.tool_calls)
 
 
+def _encoded(headers: list[tuple[str, str]]) -> bool:
+    """An answer with a content coding: the gateway asks for none and relays bytes as they are, so one it
+    cannot pass on unchanged is a broken answer, not a corrupted one for the client (issue 16)."""
+    return any(
+        k.lower() == "content-encoding" and v.strip().lower() not in ("", "identity") for k, v in headers
+    )
+
+
 def _failed(exc: UpstreamError, backend: BackendSettings) -> Outcome:
+    if isinstance(exc, UpstreamTooLarge):
+        # The backend is not failing and another one would answer as much: no retry, no breaker count.
+        error = UpstreamFailure(
+            "The backend's answer is larger than the gateway's limit.",
+            status=502,
+            code="backend_answer_too_large",
+            backend=backend.name,
+        )
+        return Outcome(error=error, outcome="upstream_broken")
     status, code, message = _FAILURES.get(exc.kind, _FAILURES["broken"])
     error = UpstreamFailure(message, status=status, code=code, backend=backend.name)
     return Outcome(error=error, retry=exc.kind, backend_failed=True, outcome=f"upstream_{exc.kind}")

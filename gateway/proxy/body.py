@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
-from gateway.errors import InvalidRequest, PayloadTooLarge
+from gateway.errors import ClientClosedRequest, InvalidRequest, PayloadTooLarge
 from gateway.proxy.dialects import OUTPUT_LIMITS, REQUIRED, Endpoint, chat_view
+from gateway.proxy.encoding import decode_body
+from gateway.proxy.validate import validate_parameters
 
 __all__ = ["Endpoint", "ProxiedRequest", "parse_request", "read_body", "upstream_body"]
 
@@ -37,6 +39,8 @@ class ProxiedRequest:
 
 
 async def read_body(request: Request, limit: int) -> bytes:
+    """The body as JSON bytes: at most ``limit`` bytes as sent, and again at most ``limit`` once its
+    Content-Encoding is undone (gateway/proxy/encoding.py)."""
     declared = request.headers.get("content-length")
     if declared is not None:
         try:
@@ -47,12 +51,15 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise _too_large(limit)
     parts: list[bytes] = []
     received = 0
-    async for chunk in request.stream():
-        received += len(chunk)
-        if received > limit:
-            raise _too_large(limit)
-        parts.append(chunk)
-    return b"".join(parts)
+    try:
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > limit:
+                raise _too_large(limit)
+            parts.append(chunk)
+    except ClientDisconnect:
+        raise ClientClosedRequest("The client left before the request was received.") from None
+    return decode_body(b"".join(parts), request.headers.get("content-encoding"), limit)
 
 
 def _too_large(limit: int) -> PayloadTooLarge:
@@ -98,6 +105,7 @@ def parse_request(
     if not isinstance(stream, bool):
         raise InvalidRequest("'stream' must be a boolean.", param="stream", code="invalid_type")
 
+    validate_parameters(payload, endpoint)  # before routing, which may drop or adapt some of them
     _check_bounds(payload, endpoint, max_n, max_output_tokens)
 
     options = payload.get("stream_options")

@@ -27,7 +27,7 @@ from gateway.errors import InvalidRequest, PermissionDenied, UpstreamFailure
 from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
 from gateway.proxy.body import ProxiedRequest, parse_request, read_body, upstream_body
 from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
-from gateway.proxy.headers import upstream_request_headers
+from gateway.proxy.headers import FORWARDED, upstream_request_headers
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pacing_budget
 from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
 from gateway.proxy.thinking import apply_thinking
@@ -64,6 +64,7 @@ class ProxyHandler:
         self._pool = pool
         self._scorer = scorer
         self._clock = clock
+        self._forwarded = FORWARDED | settings.edge.forward_headers
 
     # ---- the decision, shared with POST /v1/gateway/route and `gateway route` ----------------------------
 
@@ -228,7 +229,9 @@ class ProxyHandler:
                 drop_temperature=decision.drop_temperature and diffusion,
                 diffusion_max_steps=steps if diffusion else None,
             ),
-            headers=upstream_request_headers(request.headers.items(), backend, record.request_id),
+            headers=upstream_request_headers(
+                request.headers.items(), backend, record.request_id, self._forwarded
+            ),
             record=record,
             request_payload=parsed.view,
             quality=self._policy.quality if checked else None,

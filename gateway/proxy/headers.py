@@ -1,8 +1,9 @@
 """Which headers cross the gateway, in each direction.
 
-Hop-by-hop headers are dropped in both directions (RFC 9110 §7.6.1): the fixed list plus every header
-named in ``Connection``. What the client sent is stripped first, then the gateway adds its own, so a
-client can never inject the backend's credential or the gateway's routing headers.
+Towards a backend only an allowlist of the client's headers goes (``FORWARDED``), then the gateway adds its
+own, so a client can never inject the backend's credential, an encoding or the gateway's routing headers.
+From a backend, hop-by-hop headers are dropped (RFC 9110 §7.6.1): the fixed list plus every header named
+in ``Connection``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,13 @@ from collections.abc import Iterable
 
 from gateway.config import BackendSettings
 
-__all__ = ["REQUEST_ID_HEADER", "client_response_headers", "upstream_request_headers", "valid_request_id"]
+__all__ = [
+    "FORWARDED",
+    "REQUEST_ID_HEADER",
+    "client_response_headers",
+    "upstream_request_headers",
+    "valid_request_id",
+]
 
 REQUEST_ID_HEADER = "x-request-id"
 
@@ -29,23 +36,22 @@ HOP_BY_HOP = frozenset(
     }
 )
 
-# Never forwarded upstream: the client's own credentials (the backend gets the gateway's key instead),
-# headers the HTTP client recomputes, and anything addressed to the gateway itself.
-_REQUEST_DROP = HOP_BY_HOP | {
-    "authorization",
-    "x-api-key",
-    "cookie",
-    "host",
-    "content-length",
-    "accept-encoding",  # the gateway relays bytes; a compressed stream would have to be buffered
-    "expect",
-    "forwarded",
-    "x-forwarded-for",
-    "x-forwarded-host",
-    "x-forwarded-proto",
-    "x-real-ip",
-    REQUEST_ID_HEADER,
-}
+# The only client headers a backend receives (issue 16: a denylist let ``content-encoding``, ``api-key``,
+# ``x-original-url`` and any invented header through). Everything else is dropped: credentials (the
+# backend gets the gateway's key), framing and encodings (the gateway sends its own, plain, body),
+# hop-by-hop headers, and anything addressed to the gateway. ``edge.forward_headers`` adds names.
+FORWARDED = frozenset(
+    {
+        "accept",
+        "user-agent",
+        # W3C trace context: the backend's spans join the client's trace.
+        "traceparent",
+        "tracestate",
+        # /v1/messages: Anthropic's API version and beta flags select behaviour in vLLM's Messages API.
+        "anthropic-version",
+        "anthropic-beta",
+    }
+)
 
 # Not copied from the backend's response: framing is the gateway's own, and so is identity.
 _RESPONSE_DROP = HOP_BY_HOP | {"content-length", "content-encoding", "server", "date", "set-cookie"}
@@ -60,28 +66,20 @@ def _connection_named(headers: Iterable[tuple[str, str]]) -> set[str]:
 
 
 def upstream_request_headers(
-    client_headers: Iterable[tuple[str, str]], backend: BackendSettings, request_id: str
+    client_headers: Iterable[tuple[str, str]],
+    backend: BackendSettings,
+    request_id: str,
+    allowed: frozenset[str] = FORWARDED,
 ) -> list[tuple[str, str]]:
+    """The allowed client headers (never one that ``Connection`` names hop-by-hop), then the gateway's
+    own: the body is always plain JSON the gateway wrote, so no client encoding or length goes along."""
     items = list(client_headers)
-    drop = _REQUEST_DROP | _connection_named(items)
-    out = [(k, v) for k, v in items if (lk := k.lower()) not in drop and not lk.startswith("x-gateway-")]
+    named = _connection_named(items)
+    out = [(k, v) for k, v in items if (lk := k.lower()) in allowed and lk not in named]
     out.append(("content-type", "application/json"))
     out.append((REQUEST_ID_HEADER, request_id))
     if backend.api_key is not None:
         out.append(("authorization", "Bearer " + backend.api_key.get_secret_value()))
-    return _dedupe_content_type(out)
-
-
-def _dedupe_content_type(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    seen = False
-    out: list[tuple[str, str]] = []
-    for key, value in reversed(headers):
-        if key.lower() == "content-type":
-            if seen:
-                continue
-            seen = True
-        out.append((key, value))
-    out.reverse()
     return out
 
 

@@ -101,6 +101,8 @@ def log_request(record: RequestRecord, finished: float) -> None:
         fields["prompt_tokens"] = usage.prompt_tokens
         fields["completion_tokens"] = usage.completion_tokens
         fields["reasoning_tokens"] = usage.reasoning_tokens
+        if record.usage_estimated:
+            fields["usage_estimated"] = True
     run = record.diffusion
     if run is not None and record.backend is not None:
         fields["sampler"] = run.sampler

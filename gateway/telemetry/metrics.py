@@ -8,10 +8,11 @@ The names and labels are documented in one table in the README ("Metrics").
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from gateway.telemetry.record import RequestRecord
 
@@ -128,8 +129,11 @@ class Metrics:
         *,
         rules: Iterable[str] = (),
         tiers: Iterable[str] = (),
+        principal_labels: str = "name",
     ) -> None:
         self.registry = registry
+        # telemetry.metrics_principal: key names as they are, hashed, or only the key's tier.
+        self._principal_labels = principal_labels
         self._backends = frozenset(backends)
         self._reasons = _REASONS | {f"rule:{r}" for r in rules} | {f"unavailable:{b}" for b in self._backends}
         self._tiers = frozenset(tiers)
@@ -228,6 +232,37 @@ class Metrics:
             "Usage ledger rows dropped: queue_full (store slow or down), shutdown, refused.",
             ["reason"],
         )
+        # The edge (issue 16): client connections, by listener (main, operator). Summed over live workers.
+        self.connections_open = Gauge(
+            "gateway_connections_open",
+            "Open client connections, by listener.",
+            ["listener"],
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
+        self.connections_limit = Gauge(
+            "gateway_connections_limit",
+            "The cap on open client connections, by listener (edge.max_connections); summed over workers.",
+            ["listener"],
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
+        self.connections_refused = counter(
+            "gateway_connections_refused",
+            "Client connections closed on arrival because the listener was at its cap.",
+            ["listener"],
+        )
+        self.connections_closed = counter(
+            "gateway_connections_closed_by_deadline",
+            "Client connections closed because a request's head or body was not received in time, or the"
+            " client read nothing of its answer for edge.send_timeout.",
+            ["phase"],
+        )
+        for listener in ("main", "operator"):
+            self.connections_open.labels(listener)
+            self.connections_refused.labels(listener)
+        for phase in ("header", "body", "send"):
+            self.connections_closed.labels(phase)
 
     # ---- bounded label values ---------------------------------------------------------------------------
 
@@ -242,6 +277,11 @@ class Metrics:
             return "anonymous"
         if kind == "jwt":
             return f"jwt:{tier}" if tier in self._tiers else "jwt"
+        if self._principal_labels == "tier":
+            return f"key:{tier}" if tier in self._tiers else "key"
+        if self._principal_labels == "hash":
+            # Stable across restarts and workers; names the key to whoever holds the key file, no one else.
+            name = "key-" + hashlib.sha256(name.encode()).hexdigest()[:12]
         if name in self._principals:
             return name
         if len(self._principals) < MAX_PRINCIPALS:

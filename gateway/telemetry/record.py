@@ -53,6 +53,10 @@ class RequestRecord:
     # The stream pacing budget in seconds, when the answer was paced (issue 8).
     pacing: float | None = None
     usage: Usage | None = None
+    # SSE events relayed to the client, and whether ``usage`` is an estimate from them (a stream the
+    # client abandoned before the backend's usage event).
+    relayed_events: int = 0
+    usage_estimated: bool = False
     # (from, to, reason) for each switch of backend.
     fallbacks: list[tuple[str, str, str]] = field(default_factory=list)
     # (backend, kind) for each failed attempt.

@@ -10,12 +10,14 @@ import httpx
 
 from gateway.config import BackendSettings
 from gateway.upstream.base import (
+    DEFAULT_MAX_RESPONSE_BYTES,
     UpstreamBroken,
     UpstreamClient,
     UpstreamConnectError,
     UpstreamError,
     UpstreamResponse,
     UpstreamTimeout,
+    UpstreamTooLarge,
 )
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "UpstreamError",
     "UpstreamResponse",
     "UpstreamTimeout",
+    "UpstreamTooLarge",
     "build_upstream",
 ]
 
@@ -34,16 +37,17 @@ def build_upstream(
     kind: str = "httptools",
     *,
     transport: httpx.AsyncBaseTransport | None = None,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> UpstreamClient:
     """The configured client; a given httpx transport (the tests' seam) implies httpx."""
     if transport is not None or kind == "httpx":
         from gateway.upstream.httpx_client import HttpxUpstream
 
-        return HttpxUpstream(backends, transport=transport)
+        return HttpxUpstream(backends, transport=transport, max_response_bytes=max_response_bytes)
     if kind == "aiohttp":
         from gateway.upstream.aiohttp_client import AiohttpUpstream
 
-        return AiohttpUpstream(backends)
+        return AiohttpUpstream(backends, max_response_bytes=max_response_bytes)
     from gateway.upstream.httptools_client import HttptoolsUpstream
 
-    return HttptoolsUpstream(backends)
+    return HttptoolsUpstream(backends, max_response_bytes=max_response_bytes)

@@ -13,12 +13,14 @@ import aiohttp
 
 from gateway.config import BackendSettings
 from gateway.upstream.base import (
+    DEFAULT_MAX_RESPONSE_BYTES,
     Deadlines,
     UpstreamBroken,
     UpstreamConnectError,
     UpstreamError,
     UpstreamResponse,
     UpstreamTimeout,
+    UpstreamTooLarge,
     auth_headers,
     bounded,
     pool_size,
@@ -33,9 +35,9 @@ _SKIP = frozenset({"User-Agent", "Accept-Encoding", "Accept"})
 class _AiohttpResponse(UpstreamResponse):
     __slots__ = ("_response",)
 
-    def __init__(self, response: aiohttp.ClientResponse, deadlines: Deadlines) -> None:
+    def __init__(self, response: aiohttp.ClientResponse, deadlines: Deadlines, limit: int) -> None:
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers]
-        super().__init__(response.status, headers, deadlines)
+        super().__init__(response.status, headers, deadlines, limit)
         self._response = response
 
     async def _raw_chunk(self) -> bytes:
@@ -47,11 +49,20 @@ class _AiohttpResponse(UpstreamResponse):
     async def read(self) -> bytes:
         """The whole body in one call (non-streaming answers), under the total deadline."""
         try:
-            data = await bounded(self._response.read(), self._deadlines.total, "total")
+            data = await bounded(self._whole(), self._deadlines.total, "total")
         except aiohttp.ClientError as exc:
             raise _translate(exc) from exc
         self._ended = True
         return data
+
+    async def _whole(self) -> bytes:
+        parts: list[bytes] = []
+        async for chunk in self._response.content.iter_any():
+            self._received += len(chunk)
+            if self._received > self._limit:
+                raise UpstreamTooLarge(f"answer larger than {self._limit} bytes")
+            parts.append(chunk)
+        return b"".join(parts)
 
     async def _close(self, complete: bool) -> None:
         if complete:
@@ -61,8 +72,11 @@ class _AiohttpResponse(UpstreamResponse):
 
 
 class AiohttpUpstream:
-    def __init__(self, backends: Iterable[BackendSettings]) -> None:
+    def __init__(
+        self, backends: Iterable[BackendSettings], *, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    ) -> None:
         self._pool = pool_size(list(backends))
+        self._max_bytes = max_response_bytes
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -105,7 +119,7 @@ class AiohttpUpstream:
             response = await bounded(call, deadline, phase)
         except aiohttp.ClientError as exc:
             raise _translate(exc) from exc
-        return _AiohttpResponse(response, deadlines)
+        return _AiohttpResponse(response, deadlines, self._max_bytes)
 
     async def get(self, backend: BackendSettings, path: str, *, within: float) -> tuple[int, bytes]:
         async def fetch() -> tuple[int, bytes]:

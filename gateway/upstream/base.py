@@ -4,6 +4,7 @@
     ├── UpstreamConnectError   nothing was sent: connection refused, DNS, connect timeout, pool exhausted
     ├── UpstreamTimeout        no first byte, or no next chunk, or the whole answer too late (``phase``)
     └── UpstreamBroken         the connection broke or the peer spoke bad HTTP after the request went out
+        └── UpstreamTooLarge   the answer is larger than ``edge.max_upstream_response_bytes``
 
 Timeouts. A stream is bounded by ``first_byte`` (response headers and the first body chunk), ``idle``
 (between chunks) and ``total``. A non-streaming answer is bounded by ``total`` only: vLLM sends nothing,
@@ -29,6 +30,7 @@ __all__ = [
     "UpstreamError",
     "UpstreamResponse",
     "UpstreamTimeout",
+    "UpstreamTooLarge",
     "bounded",
 ]
 
@@ -51,6 +53,14 @@ class UpstreamTimeout(UpstreamError):
 
 class UpstreamBroken(UpstreamError):
     kind = "broken"
+
+
+class UpstreamTooLarge(UpstreamBroken):
+    """Past the size cap the answer is not read further (issue 16: an answer had no size cap)."""
+
+
+# The default cap on one upstream answer's bytes (edge.max_upstream_response_bytes overrides it).
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -84,15 +94,23 @@ class UpstreamResponse:
     Subclasses provide ``_raw_chunk`` (the next chunk, b"" at the end, raising UpstreamError) and ``_close``.
     """
 
-    __slots__ = ("_deadlines", "_ended", "_loop", "_seen_first", "headers", "status")
+    __slots__ = ("_deadlines", "_ended", "_limit", "_loop", "_received", "_seen_first", "headers", "status")
 
-    def __init__(self, status: int, headers: list[tuple[str, str]], deadlines: Deadlines) -> None:
+    def __init__(
+        self,
+        status: int,
+        headers: list[tuple[str, str]],
+        deadlines: Deadlines,
+        limit: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         self.status = status
         self.headers = headers
         self._deadlines = deadlines
         self._loop = asyncio.get_running_loop()
         self._seen_first = False
         self._ended = False
+        self._limit = limit
+        self._received = 0
 
     async def _raw_chunk(self) -> bytes:
         raise UpstreamBroken("no body reader")  # pragma: no cover - every client overrides it
@@ -120,6 +138,9 @@ class UpstreamResponse:
             self._ended = True
             return None
         self._seen_first = True
+        self._received += len(chunk)
+        if self._received > self._limit:
+            raise UpstreamTooLarge(f"answer larger than {self._limit} bytes")
         return chunk
 
     async def chunks(self) -> AsyncIterator[bytes]:

@@ -29,11 +29,13 @@ import httptools
 
 from gateway.config import BackendSettings
 from gateway.upstream.base import (
+    DEFAULT_MAX_RESPONSE_BYTES,
     Deadlines,
     UpstreamBroken,
     UpstreamConnectError,
     UpstreamResponse,
     UpstreamTimeout,
+    UpstreamTooLarge,
     auth_headers,
     bounded,
     pool_size,
@@ -172,6 +174,7 @@ class _Response(UpstreamResponse):
         "_drain",
         "_drained",
         "_error",
+        "_fed",
         "_got_headers",
         "_origin",
         "_paused",
@@ -187,7 +190,7 @@ class _Response(UpstreamResponse):
     def __init__(
         self, client: HttptoolsUpstream, origin: _Origin, conn: _Connection, deadlines: Deadlines
     ) -> None:
-        super().__init__(0, [], deadlines)
+        super().__init__(0, [], deadlines, client.max_response_bytes)
         self._client = client
         self._origin = origin
         self._conn: _Connection | None = conn
@@ -201,6 +204,7 @@ class _Response(UpstreamResponse):
         self._got_headers: asyncio.Future[None] = self._loop.create_future()
         self._drain: asyncio.TimerHandle | None = None  # set while the message's last bytes are awaited
         self._drained = 0
+        self._fed = 0  # body bytes received, against the size cap
         self.received = False  # any byte of the answer (headers included)
         self.complete = False
         self.keep_alive = False
@@ -227,6 +231,12 @@ class _Response(UpstreamResponse):
             if self._drained > _DRAIN_BYTES:  # more than the end of a message: not worth the wait
                 self._settle(reuse=False)
             return
+        self._fed += len(data)
+        if self._fed > self._limit:
+            # Not buffered any further (a non-streamed answer is read whole): the reader gets the error.
+            self.fail(UpstreamTooLarge(f"answer larger than {self._limit} bytes"))
+            self._settle(reuse=False)
+            return
         self._chunks.append(data)
         self._buffered += len(data)
         if self._buffered > _HIGH_WATER and not self._paused and not self._whole and self._conn is not None:
@@ -244,6 +254,8 @@ class _Response(UpstreamResponse):
         self._wake()
 
     def fail(self, error: UpstreamBroken) -> None:
+        if self._error is not None:
+            return  # the first failure is the one the reader sees
         self._error = error
         if self._drain is not None:
             self._settle(reuse=False)
@@ -349,8 +361,15 @@ class _Response(UpstreamResponse):
 
 
 class HttptoolsUpstream:
-    def __init__(self, backends: Iterable[BackendSettings], *, limit: int | None = None) -> None:
+    def __init__(
+        self,
+        backends: Iterable[BackendSettings],
+        *,
+        limit: int | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         self._limit = limit or pool_size(list(backends))
+        self.max_response_bytes = max_response_bytes
         self._in_use = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._origins: dict[str, _Origin] = {}

@@ -9,6 +9,7 @@ import httpx
 
 from gateway.config import BackendSettings
 from gateway.upstream.base import (
+    DEFAULT_MAX_RESPONSE_BYTES,
     Deadlines,
     UpstreamBroken,
     UpstreamConnectError,
@@ -26,8 +27,8 @@ __all__ = ["HttpxUpstream"]
 class _HttpxResponse(UpstreamResponse):
     __slots__ = ("_iter", "_response")
 
-    def __init__(self, response: httpx.Response, deadlines: Deadlines) -> None:
-        super().__init__(response.status_code, response.headers.multi_items(), deadlines)
+    def __init__(self, response: httpx.Response, deadlines: Deadlines, limit: int) -> None:
+        super().__init__(response.status_code, response.headers.multi_items(), deadlines, limit)
         self._response = response
         self._iter = response.aiter_raw()
 
@@ -45,9 +46,14 @@ class _HttpxResponse(UpstreamResponse):
 
 class HttpxUpstream:
     def __init__(
-        self, backends: Iterable[BackendSettings], *, transport: httpx.AsyncBaseTransport | None = None
+        self,
+        backends: Iterable[BackendSettings],
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         pool = pool_size(list(backends))
+        self._max_bytes = max_response_bytes
         self._client = httpx.AsyncClient(
             transport=transport,
             limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
@@ -55,6 +61,9 @@ class HttpxUpstream:
             timeout=None,  # noqa: S113
             follow_redirects=False,
             trust_env=False,  # never route private backends through an HTTP(S)_PROXY from the env
+            # httpx asks for gzip by default, but the relay passes bytes on undecoded (issue 16): ask for
+            # none, so a backend that compresses when asked never corrupts an answer.
+            headers={"accept-encoding": "identity"},
         )
 
     async def send(
@@ -82,7 +91,7 @@ class HttpxUpstream:
             response = await bounded(self._client.send(request, stream=True), deadline, phase)
         except httpx.HTTPError as exc:
             raise _translate(exc) from exc
-        return _HttpxResponse(response, deadlines)
+        return _HttpxResponse(response, deadlines, self._max_bytes)
 
     async def get(self, backend: BackendSettings, path: str, *, within: float) -> tuple[int, bytes]:
         call = self._client.get(backend.base_url + path, headers=auth_headers(backend))

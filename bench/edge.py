@@ -1,0 +1,597 @@
+"""Soak and abuse benchmark for the gateway's edge (issue 16), and one worker against two.
+
+    python3 bench/edge.py              # full run (about 15 minutes), JSON in bench/results/edge.json
+    python3 bench/edge.py --quick      # a short smoke run (a minute)
+    python3 bench/edge.py --parts E    # one part (here: the CPU one slow connection costs)
+
+Everything runs on 127.0.0.1: a zero-delay fake upstream (bench/fake_upstream.py), ``gateway serve`` in
+a subprocess, wrk (Debian package) for normal traffic, and the abusive clients in this process.
+
+A. normal traffic alone: wrk at concurrency 16, non-streaming requests: requests/s, p50, p99;
+B. the same while N slow clients are held open, each replaced as soon as the gateway closes it, in two
+   mixes: half request heads and partial bodies (headers and 10 of 1,000 body bytes); and those plus
+   streaming requests whose answers are never read: normal traffic's requests/s, p99 and the gateway's
+   CPU per request against A, how long after its deadline each slow connection was closed, and open
+   connections and RSS sampled twice a second;
+C. soak: R mixed requests at concurrency 32 (answers, streams read to the end, streams dropped after
+   the first event, and 400, 401 and 415 errors): RSS and open descriptors after a warm-up and after;
+D. workers: ``gateway serve --workers 1`` and ``--workers 2`` side by side with wrk at concurrency 16
+   and 64: requests/s, p50, p99;
+E. the gateway's CPU per slow connection, with nothing else running against it: N connections that send
+   half a request head, from accept to the 408 and the close (``header_timeout`` 1 s).
+
+The edge settings used are printed with the results; the deadlines are shorter than the defaults so the
+run is short, and the targets scale with them (closed within its deadline + 1 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import socket
+import struct
+import sys
+import tempfile
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from run import BODY, Process, free_port, new_key, wrk  # noqa: E402
+
+_TCP_ESTABLISHED = 1
+
+
+# ---- the gateway under test -------------------------------------------------------------------------------
+
+
+def start_gateway(
+    stack: ExitStack, tmp: Path, upstream: str, edge: dict[str, Any], workers: int = 1
+) -> tuple[str, str, str, Process]:
+    """``gateway serve`` with an operator listener (metrics while the main one is busy); returns the
+    main URL, the operator URL, a key, and the process."""
+    port, operator = free_port(), free_port()
+    keys = tmp / f"keys-{port}.yaml"
+    key = new_key(keys)
+    config = {
+        "server": {"host": "127.0.0.1", "port": port, "log_level": "warning"},
+        "backends": [
+            {
+                "name": "diffusion",
+                "kind": "diffusion",
+                "url": upstream,
+                "model": "nvidia/diffusiongemma-26B-A4B-it-NVFP4",
+                "max_concurrency": 4096,
+            },
+            {
+                "name": "autoregressive",
+                "kind": "autoregressive",
+                "url": upstream,
+                "model": "google/gemma-4-26B-A4B-it",
+            },
+        ],
+        "auth": {"keys_file": str(keys)},
+        "routing": {"health_interval": 5},
+        "telemetry": {"scrape_backends": False},
+        "edge": {**edge, "operator_port": operator},
+    }
+    path = tmp / f"gateway-{port}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    url = f"http://127.0.0.1:{port}"
+    proc = Process(
+        [sys.executable, "-m", "gateway", "serve", "--config", str(path), "--workers", str(workers)], url
+    )
+    stack.callback(proc.stop)
+    return url, f"http://127.0.0.1:{operator}", key, proc
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU the process has used: unlike requests/s, not skewed by what else the shared
+    cores run, so the cost of slow clients to the gateway itself is this per request."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(pid: int, run: Any) -> dict[str, float]:
+    """wrk's figures plus the gateway's CPU per request over the same window."""
+    before = cpu_seconds(pid)
+    result: dict[str, float] = run()
+    used = cpu_seconds(pid) - before
+    done = result["rps"] * result["seconds"]
+    result["gateway_cpu_s"] = round(used, 2)
+    result["cpu_us_per_request"] = round(used / done * 1e6, 1) if done else 0.0
+    return result
+
+
+def descriptors(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def open_connections(operator: str) -> float:
+    import urllib.request
+
+    with urllib.request.urlopen(operator + "/metrics", timeout=5) as response:  # noqa: S310 - loopback
+        text = response.read().decode()
+    for line in text.splitlines():
+        if line.startswith('gateway_connections_open{listener="main"}'):
+            return float(line.rsplit(" ", 1)[1])
+    return -1.0
+
+
+class Sampler:
+    """Open connections and RSS every half second, in a thread, while a part runs."""
+
+    def __init__(self, proc: Process, operator: str) -> None:
+        self.proc, self.operator = proc, operator
+        self.samples: list[tuple[float, float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._t0 = time.monotonic()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                conns = open_connections(self.operator)
+            except OSError:
+                conns = -1.0
+            self.samples.append((round(time.monotonic() - self._t0, 1), conns, round(self.proc.rss_mb(), 1)))
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+# ---- B. slow clients --------------------------------------------------------------------------------------
+
+
+_HELD: dict[int, tuple[float, set[int]]] = {}
+
+
+def _held_by_gateway(port: int) -> set[int]:
+    """Client ports of the connections on ``port`` that the gateway still holds a descriptor for, from
+    /proc/net/tcp (read at most every 0.2 s, shared by all the pollers)."""
+    now = time.monotonic()
+    cached = _HELD.get(port)
+    if cached is not None and now - cached[0] < 0.2:
+        return cached[1]
+    held: set[int] = set()
+    local = f":{port:04X}"
+    with open("/proc/net/tcp") as fh:
+        next(fh)
+        for line in fh:
+            parts = line.split()
+            if parts[1].endswith(local) and parts[9] != "0":
+                held.add(int(parts[2].rsplit(":", 1)[1], 16))
+    _HELD[port] = (now, held)
+    return held
+
+
+def _tcp_state(sock: socket.socket) -> int:
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)
+    except OSError:
+        return 0  # the socket is closed: reset by the gateway
+    state: int = struct.unpack("B", info[:1])[0]
+    return state
+
+
+class SlowClients:
+    """``n`` slow connections held open for ``seconds``, each replaced when the gateway closes it; every
+    connection's lifetime is recorded against the deadline it should have met."""
+
+    def __init__(self, port: int, key: str, n: int, edge: dict[str, Any], kinds: list[str]) -> None:
+        self.port, self.key, self.n, self.edge, self.kinds = port, key, n, edge, kinds
+        self.closed: dict[str, list[float]] = {"head": [], "body": [], "unread_stream": []}
+        self.still_open: dict[str, int] = {}
+        self.failed_connects = 0
+        self._stop = False
+
+    def deadline(self, kind: str) -> float:
+        e = self.edge
+        if kind == "head":
+            return float(e["header_timeout"])
+        if kind == "body":
+            return float(e["body_timeout"])
+        # A stream nobody reads: closed by the send deadline if its answer fills the socket buffers, else
+        # by the keep-alive timeout once the answer has gone into them.
+        return float(max(e["send_timeout"], e["keepalive_timeout"]))
+
+    async def _connect(self, kind: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        sock = socket.socket()
+        if kind == "unread_stream":
+            # A small receive window, as a client far away that reads nothing: the answer stays in the
+            # gateway's buffers instead of loopback's multi-megabyte kernel ones.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        try:
+            await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", self.port))
+        except OSError:
+            sock.close()
+            raise
+        return await asyncio.open_connection(sock=sock, limit=1024)
+
+    async def _one(self, kind: str) -> None:
+        while not self._stop:
+            try:
+                reader, writer = await self._connect(kind)
+            except OSError:
+                self.failed_connects += 1
+                await asyncio.sleep(0.1)
+                continue
+            sock = writer.get_extra_info("socket")
+            started = time.monotonic()
+            if kind == "head":
+                writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nAuthoriz")
+            elif kind == "body":
+                writer.write(
+                    b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+                    + f"Authorization: Bearer {self.key}\r\nContent-Length: 1000\r\n\r\n".encode()
+                    + b'{"model": '
+                )
+            else:
+                body = json.dumps({**BODY, "stream": True}).encode()
+                writer.write(
+                    b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+                    + f"Authorization: Bearer {self.key}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+            closed = await (self._unread(sock) if kind == "unread_stream" else self._until_eof(reader))
+            if closed:
+                self.closed[kind].append(time.monotonic() - started)
+            else:
+                self.still_open[kind] = self.still_open.get(kind, 0) + 1
+            with contextlib.suppress(OSError):  # already gone if the gateway reset it
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.close()
+
+    async def _until_eof(self, reader: asyncio.StreamReader) -> bool:
+        """A slow sender still reads what it is told (the 408), so the close is an event here."""
+        while not self._stop:
+            try:
+                async with asyncio.timeout(0.5):
+                    if not await reader.read(4096):
+                        return True
+            except TimeoutError:
+                continue
+            except OSError:
+                return True
+        return False
+
+    async def _unread(self, sock: Any) -> bool:
+        """A client that reads nothing cannot see the gateway close: the gateway's FIN waits behind the
+        unread bytes in its kernel's send queue. What counts is that the gateway let go of the socket
+        (its descriptor closed): then the kernel lists the server side with inode 0, or not at all."""
+        client_port = sock.getsockname()[1]
+        seen = False  # held by the gateway at some point: before it accepts, it holds nothing yet
+        while not self._stop:
+            if _tcp_state(sock) != _TCP_ESTABLISHED:
+                return True
+            held = client_port in _held_by_gateway(self.port)
+            if seen and not held:
+                return True
+            seen = seen or held
+            await asyncio.sleep(0.25)
+        return seen and client_port not in _held_by_gateway(self.port)
+
+    async def hold(self, seconds: float) -> None:
+        kinds = [self.kinds[i % len(self.kinds)] for i in range(self.n)]
+        tasks = []
+        for i, kind in enumerate(kinds):
+            tasks.append(asyncio.create_task(self._one(kind)))
+            if i % 100 == 99:
+                await asyncio.sleep(0.05)  # connect in batches: a burst of 2,000 SYNs overflows the backlog
+        await asyncio.sleep(seconds)
+        self._stop = True
+        await asyncio.gather(*tasks)
+
+    def report(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for kind, lifetimes in self.closed.items():
+            bound = self.deadline(kind) + 1.0
+            out[kind] = {
+                "closed": len(lifetimes),
+                "deadline_s": self.deadline(kind),
+                "max_lifetime_s": round(max(lifetimes), 2) if lifetimes else None,
+                "within_deadline_plus_1s": sum(1 for t in lifetimes if t <= bound),
+                "open_at_end": self.still_open.get(kind, 0),  # opened less than a deadline before the end
+            }
+        out["failed_connects"] = self.failed_connects
+        return out
+
+
+def abuse(
+    port: int, key: str, n: int, edge: dict[str, Any], kinds: list[str], seconds: float, run_load: Any
+) -> tuple[Any, Any]:
+    """Hold ``n`` slow clients for ``seconds`` while ``run_load()`` (normal traffic) runs in a thread."""
+    clients = SlowClients(port, key, n, edge, kinds)
+    result: dict[str, Any] = {}
+
+    def load() -> None:
+        time.sleep(2.0)  # once the slow clients are connected
+        result["load"] = run_load()
+
+    thread = threading.Thread(target=load)
+    thread.start()
+    asyncio.run(clients.hold(seconds))
+    thread.join()
+    return result["load"], clients.report()
+
+
+# ---- C. soak ----------------------------------------------------------------------------------------------
+
+
+async def soak(url: str, key: str, count: int, concurrency: int = 32) -> dict[str, int]:
+    """``count`` mixed requests: what a day of real traffic does to the gateway, compressed."""
+    import gzip
+
+    auth = {"authorization": f"Bearer {key}", "content-type": "application/json"}
+    plain = json.dumps(BODY).encode()
+    stream = json.dumps({**BODY, "stream": True}).encode()
+    kinds = ["ok"] * 14 + [
+        "gzip",
+        "stream",
+        "stream",
+        "dropped",
+        "dropped",
+        "bad_json",
+        "bad_key",
+        "unsupported",
+    ]
+    outcomes: dict[str, int] = {}
+    sent = 0
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector, auto_decompress=False) as session:
+
+        async def worker(offset: int) -> None:
+            nonlocal sent
+            i = offset
+            while sent < count:
+                sent += 1
+                kind = kinds[i % len(kinds)]
+                i += 7
+                headers, data = dict(auth), plain
+                if kind in ("stream", "dropped"):
+                    data = stream
+                elif kind == "gzip":
+                    data, headers["content-encoding"] = gzip.compress(plain), "gzip"
+                elif kind == "bad_json":
+                    data = b'{"model": '
+                elif kind == "bad_key":
+                    headers["authorization"] = "Bearer gw-not-a-key"
+                elif kind == "unsupported":
+                    headers["content-encoding"] = "br"
+                try:
+                    async with session.post(
+                        url + "/v1/chat/completions", data=data, headers=headers
+                    ) as response:
+                        if kind == "dropped":
+                            await response.content.readany()
+                            response.close()  # hang up mid-stream: the connection is dropped
+                        else:
+                            await response.read()
+                        status = str(response.status)
+                except aiohttp.ClientError:
+                    status = "client_error"
+                outcomes[f"{kind}:{status}"] = outcomes.get(f"{kind}:{status}", 0) + 1
+
+        await asyncio.gather(*(worker(n) for n in range(concurrency)))
+    return dict(sorted(outcomes.items()))
+
+
+# ---- the run ----------------------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    model = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            model = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a short smoke run")
+    parser.add_argument("--slow-clients", type=int, default=None, help="default 2000 (quick: 150)")
+    parser.add_argument("--soak", type=int, default=None, help="mixed requests (default 200000, quick: 3000)")
+    parser.add_argument("--json", default=str(BENCH / "results" / "edge.json"))
+    parser.add_argument("--parts", default="BCDE", help="which parts to run (B includes A)")
+    parser.add_argument(
+        "--mixes",
+        default="head+body,head+body+unread_stream",
+        help="slow-client mixes for part B, comma-separated (kinds: head, body, unread_stream)",
+    )
+    args = parser.parse_args()
+    quick = args.quick
+    seconds = 3 if quick else 10  # wrk takes whole seconds
+    n_slow = args.slow_clients or (150 if quick else 2000)
+    n_soak = args.soak or (3000 if quick else 200_000)
+    edge = (
+        {"header_timeout": 1.0, "body_timeout": 1.5, "keepalive_timeout": 1.0, "send_timeout": 1.5}
+        if quick
+        else {"header_timeout": 10.0, "body_timeout": 20.0, "keepalive_timeout": 5.0, "send_timeout": 20.0}
+    )
+    edge["max_connections"] = n_slow + 512
+    results: dict[str, Any] = {
+        "machine": machine(),
+        "date": time.strftime("%Y-%m-%d"),
+        "quick": quick,
+        "edge": edge,
+        "load": os.getloadavg(),
+    }
+    print(f"machine: {results['machine']}; load average at start {results['load'][0]:.1f}")
+    print(f"edge settings: {edge}\n")
+    with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-edge-") as tmpdir:
+        tmp = Path(tmpdir)
+        fake_port = free_port()
+        fake = f"http://127.0.0.1:{fake_port}"
+        upstream = Process([sys.executable, str(BENCH / "fake_upstream.py"), "--port", str(fake_port)], fake)
+        stack.callback(upstream.stop)
+        url, operator, key, proc = start_gateway(stack, tmp, fake, edge)
+        port = int(url.rsplit(":", 1)[1])
+
+        if "B" in args.parts:
+            print("A/B. normal traffic (wrk, concurrency 16) alone and beside slow clients")
+            wrk(url, key, 16, 1, tmp)  # warm-up
+            alone = measured(proc.proc.pid, lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds})
+            print(
+                f"  alone: {alone['rps']:8.0f} req/s  p50 {alone['p50_ms']:6.2f} ms  "
+                f"p99 {alone['p99_ms']:6.2f} ms  gateway CPU {alone['cpu_us_per_request']:.0f} µs/request"
+            )
+            results["abuse"] = {"alone": alone}
+            for mix in args.mixes.split(","):
+                kinds = mix.split("+")
+                time.sleep(edge["keepalive_timeout"] + 1.0)  # the previous mix's connections are gone
+                with Sampler(proc, operator) as sampler:
+                    under, slow = abuse(
+                        port,
+                        key,
+                        n_slow,
+                        edge,
+                        kinds,
+                        max(seconds, edge["body_timeout"]) + 4.0,
+                        lambda: measured(
+                            proc.proc.pid, lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds}
+                        ),
+                    )
+                kept = under["rps"] / alone["rps"] if alone["rps"] else 0.0
+                print(
+                    f"  beside {n_slow} slow clients ({mix}): {under['rps']:8.0f} req/s  p50 "
+                    f"{under['p50_ms']:6.2f} ms  p99 {under['p99_ms']:6.2f} ms  ({kept:.0%} of alone)"
+                )
+                cpu_kept = alone["cpu_us_per_request"] / under["cpu_us_per_request"] if under["rps"] else 0.0
+                print(
+                    f"    gateway CPU {under['cpu_us_per_request']:.0f} µs per normal request (slow clients "
+                    f"included): the gateway alone could keep {cpu_kept:.0%} of its throughput"
+                )
+                for kind in kinds:
+                    r = slow[kind]
+                    print(
+                        f"    {kind:>13}: {r['closed']:5d} closed, {r['within_deadline_plus_1s']:5d} within "
+                        f"deadline {r['deadline_s']:g} s + 1 s (longest {r['max_lifetime_s']} s), "
+                        f"{r['open_at_end']} still open when the run stopped"
+                    )
+                peak_conns = max((x[1] for x in sampler.samples), default=0)
+                peak_rss = max((x[2] for x in sampler.samples), default=0)
+                print(
+                    f"    peak open connections {peak_conns:.0f}, peak RSS {peak_rss:.1f} MB "
+                    "(sampled every 0.5 s)"
+                )
+                results["abuse"][mix] = {
+                    "with_slow_clients": under,
+                    "throughput_kept": round(kept, 3),
+                    "cpu_throughput_kept": round(cpu_kept, 3),
+                    "slow_clients": slow,
+                    "samples_t_conns_rss": sampler.samples,
+                }
+            print()
+
+        if "C" in args.parts:
+            print(f"C. soak: {n_soak} mixed requests at concurrency 32")
+            time.sleep(edge["keepalive_timeout"] + 1.0)  # the abuse's connections are gone
+            asyncio.run(soak(url, key, min(2000, n_soak)))  # warm-up: pools, caches, every code path once
+            time.sleep(edge["keepalive_timeout"] + 1.0)
+            start = {"rss_mb": round(proc.rss_mb(), 1), "fds": descriptors(proc.proc.pid)}
+            began = time.monotonic()
+            outcomes = asyncio.run(soak(url, key, n_soak))
+            took = time.monotonic() - began
+            time.sleep(edge["keepalive_timeout"] + 1.0)  # kept-alive client connections close
+            end = {"rss_mb": round(proc.rss_mb(), 1), "fds": descriptors(proc.proc.pid)}
+            print(f"  {n_soak} requests in {took:.0f} s: {outcomes}")
+            print(
+                f"  RSS {start['rss_mb']} -> {end['rss_mb']} MB ({end['rss_mb'] - start['rss_mb']:+.1f} MB; "
+                f"target <= +5), open descriptors {start['fds']} -> {end['fds']}\n"
+            )
+            results["soak"] = {
+                "requests": n_soak,
+                "seconds": round(took, 1),
+                "outcomes": outcomes,
+                "start": start,
+                "end": end,
+            }
+
+    if "D" in args.parts:
+        workers_part(results, seconds)
+    if "E" in args.parts:
+        results["cpu_per_slow_connection_us"] = slow_connection_cost(300 if quick else 3000)
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(results, indent=2))
+    print(f"\nresults in {args.json}")
+
+
+def slow_connection_cost(n: int) -> float:
+    """E: what one half-head connection costs the gateway, from accept to its 408 and close."""
+
+    async def slow(port: int) -> None:
+        conns = []
+        for _ in range(n):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nAuthoriz")
+            conns.append((reader, writer))
+        for reader, writer in conns:
+            await reader.read()  # the 408, then the close
+            writer.close()
+
+    with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-edge-") as tmpdir:
+        fake_port = free_port()
+        fake = f"http://127.0.0.1:{fake_port}"
+        upstream = Process([sys.executable, str(BENCH / "fake_upstream.py"), "--port", str(fake_port)], fake)
+        stack.callback(upstream.stop)
+        edge = {"header_timeout": 1.0, "max_connections": n + 64}
+        url, _, _, proc = start_gateway(stack, Path(tmpdir), fake, edge)
+        pid = proc.proc.pid
+        time.sleep(1.0)
+        idle_from, idle_at = cpu_seconds(pid), time.monotonic()
+        time.sleep(2.0)
+        idle = (cpu_seconds(pid) - idle_from) / (time.monotonic() - idle_at)  # health probes, timers
+        began, started = cpu_seconds(pid), time.monotonic()
+        asyncio.run(slow(int(url.rsplit(":", 1)[1])))
+        used = cpu_seconds(pid) - began - idle * (time.monotonic() - started)
+    cost = used / n * 1e6
+    print(f"E. {n} slow connections (half a head each, 408, close): {cost:.0f} µs of the gateway's CPU each")
+    return round(cost, 1)
+
+
+def workers_part(results: dict[str, Any], seconds: int) -> None:
+    print("D. workers (wrk, non-streaming)")
+    print(f"{'workers':>8} {'c16 req/s':>10} {'p50':>8} {'p99':>8} {'c64 req/s':>10} {'p50':>8} {'p99':>8}")
+    results["workers"] = {}
+    for workers in (1, 2):
+        with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-edge-") as tmpdir:
+            tmp = Path(tmpdir)
+            fake_port = free_port()
+            fake = f"http://127.0.0.1:{fake_port}"
+            upstream = Process(
+                [sys.executable, str(BENCH / "fake_upstream.py"), "--port", str(fake_port)], fake
+            )
+            stack.callback(upstream.stop)
+            url, _, key, _ = start_gateway(stack, tmp, fake, {}, workers=workers)
+            wrk(url, key, 16, 1, tmp)  # warm-up (both workers' pools)
+            row = {c: wrk(url, key, c, seconds, tmp) for c in (16, 64)}
+        results["workers"][workers] = row
+        cells = " ".join(
+            f"{r['rps']:>10.0f} {r['p50_ms']:>6.2f}ms {r['p99_ms']:>6.2f}ms" for r in row.values()
+        )
+        print(f"{workers:>8} {cells}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""uvicorn's httptools protocol with deadlines for receiving a request and a cap on open connections.
+
+uvicorn bounds neither (issue 16): its keep-alive timer is disarmed by every byte received and is not
+armed at all before the first request, so a client that sends half a request line, or headers and then a
+byte now and then, holds its connection (and a file descriptor) for ever. Here, per connection:
+
+* a **head deadline**, ``edge.header_timeout``: armed at accept for the first request and at the first
+  byte of each later one, cancelled when the headers are complete (Go's ``ReadHeaderTimeout``);
+* a **body deadline**, ``edge.body_timeout``: armed when the headers are complete, cancelled when the
+  whole body has arrived (an absolute deadline, so a byte a second does not keep it alive);
+* when one passes, a ``408`` is written if no response has started, and the connection is closed; a
+  response already going out is never cut (its connection closes when it ends instead). Once a request
+  has been received nothing here runs: long streamed answers are untouched;
+* a **send deadline**, ``edge.send_timeout``: armed when the transport's write buffer is full (writing
+  paused) or a response ends with bytes still buffered; when it passes with no progress (the buffer has
+  not shrunk) the connection is aborted. A client that stops reading is closed, one that reads slowly is
+  not. Without it a small answer to a client that never reads kept its connection for ever: uvicorn's
+  close after the keep-alive timeout waits for the buffer to drain, which never happens;
+* a **cap** on open connections (``EdgeState.admit``): past it a new connection gets a 503 without being
+  read and is closed, while established ones carry on. The operator listener has its own cap.
+
+The deadlines cost one timer per request (armed and cancelled), none per byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
+
+from gateway.edge.state import EdgeState, edge_of
+from gateway.errors import error_body
+
+__all__ = ["EdgeProtocol"]
+
+
+def _raw_response(status: bytes, code: str, message: str) -> bytes:
+    body = error_body(message, "invalid_request_error" if status.startswith(b"4") else "server_error", code)
+    head = (
+        b"HTTP/1.1 "
+        + status
+        + b"\r\ncontent-type: application/json\r\ncontent-length: "
+        + str(len(body)).encode()
+        + b"\r\nconnection: close\r\n\r\n"
+    )
+    return head + body
+
+
+_TIMEOUT_408 = _raw_response(
+    b"408 Request Timeout", "request_timeout", "The request was not received in time."
+)
+_REFUSED_503 = _raw_response(
+    b"503 Service Unavailable", "too_many_connections", "The gateway has too many open connections."
+)
+
+
+class EdgeProtocol(HttpToolsProtocol):
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.edge: EdgeState | None = edge_of(self.app)
+        self._timer: asyncio.TimerHandle | None = None
+        self._stalled: asyncio.TimerHandle | None = None
+        self._unsent = 0  # the write buffer's size when the send deadline was armed
+        self._phase = ""
+        self._listener: str | None = None  # set once the connection is counted in
+        self._refused = False
+
+    # ---- the connection ---------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        edge = self.edge
+        if edge is None:
+            super().connection_made(transport)
+            return
+        sockname = transport.get_extra_info("sockname")
+        port = sockname[1] if isinstance(sockname, tuple) and len(sockname) >= 2 else None
+        listener = edge.listener(port)
+        if not edge.admit(listener):
+            # Refused before a byte is read: cheap, and the established connections are unaffected.
+            self._refused = True
+            self.transport = transport
+            transport.write(_REFUSED_503)
+            transport.close()
+            return
+        self._listener = listener
+        super().connection_made(transport)
+        if listener == "operator":
+            self.app = edge.operator_app
+        self._arm("header", edge.settings.header_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._refused:
+            return
+        self._disarm()
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
+        if self._listener is not None and self.edge is not None:
+            self.edge.release(self._listener)
+            self._listener = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
+        super().data_received(data)
+
+    # ---- the request's phases ------------------------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        # The first request's head deadline runs from accept; a later one's from its first byte.
+        if self.edge is not None and self._timer is None:
+            self._arm("header", self.edge.settings.header_timeout)
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        if self.edge is not None:
+            self._arm("body", self.edge.settings.body_timeout)
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._disarm()
+
+    # ---- writing to a client that does not read ----------------------------------------------------------
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self._watch_sending()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # The answer may sit in the write buffer (below the pause mark) for a client that reads nothing.
+        if self.transport is not None and self.transport.get_write_buffer_size():
+            self._watch_sending()
+
+    def _watch_sending(self) -> None:
+        if self.edge is not None and self._stalled is None and self.transport is not None:
+            self._unsent = self.transport.get_write_buffer_size()
+            self._stalled = self.loop.call_later(self.edge.settings.send_timeout, self._check_sending)
+
+    def _check_sending(self) -> None:
+        self._stalled = None
+        transport = self.transport
+        if self.edge is None or transport is None or self._listener is None:
+            return  # the connection is gone
+        unsent = transport.get_write_buffer_size()
+        if unsent == 0:
+            return
+        if unsent < self._unsent:
+            self._watch_sending()  # the client reads, however slowly: it gets another period
+            return
+        self.edge.closed_by_deadline("send")
+        # The answer cannot be delivered; aborting (close would wait for the buffer to drain) is what
+        # frees the connection and stops a backend stream (the relay sees the disconnect).
+        transport.abort()
+
+    # ---- the deadline -------------------------------------------------------------------------------------
+
+    def _arm(self, phase: str, seconds: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._phase = phase
+        self._timer = self.loop.call_later(seconds, self._expired)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _expired(self) -> None:
+        self._timer = None
+        transport = self.transport
+        if transport is None or transport.is_closing() or self.edge is None:
+            return
+        if self.pipeline:
+            # A pipelined request waits behind an earlier one whose response is going out (uvicorn reads
+            # no further until it ends): nothing may be written now. Checked again shortly; the wait is
+            # bounded by that response.
+            self._arm(self._phase, 1.0)
+            return
+        cycle = self.cycle
+        if cycle is not None and cycle.response_started and not cycle.response_complete:
+            # A response is going out (a pipelined request's, or an early answer while the body trickles
+            # in): never cut it; the connection closes when it ends.
+            cycle.keep_alive = False
+            return
+        self.edge.closed_by_deadline(self._phase)
+        if cycle is not None and not cycle.response_complete:
+            # The app waiting for this body sees the client gone; anything it sends is dropped.
+            cycle.disconnected = True
+            cycle.message_event.set()
+        if (
+            cycle is None
+            or not cycle.response_started
+            or (cycle.response_complete and self._phase == "header")
+        ):
+            transport.write(_TIMEOUT_408)
+        transport.close()

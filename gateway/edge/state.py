@@ -1,0 +1,109 @@
+"""What the edge protocol shares within one worker process: the settings, the open-connection counts,
+and the counters it reports to."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from gateway.edge.settings import EdgeSettings
+from gateway.errors import NotFound
+from gateway.telemetry.metrics import Metrics
+
+__all__ = ["OPERATOR_PATHS", "OPERATOR_SCOPE_KEY", "EdgeState", "edge_of"]
+
+log = logging.getLogger("gateway.edge")
+# Seconds between two log lines about slow or refused clients: under abuse there are thousands a second,
+# and one line with the counts says as much (the metrics have them exactly).
+_LOG_EVERY = 10.0
+
+OPERATOR_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+# Set in the ASGI scope of requests that came in on the operator listener.
+OPERATOR_SCOPE_KEY = "gateway.operator"
+
+
+class EdgeState:
+    def __init__(self, settings: EdgeSettings, cap: int, metrics: Metrics, app: ASGIApp) -> None:
+        self.settings = settings
+        self.cap = cap
+        self.metrics = metrics
+        self.open = {"main": 0, "operator": 0}
+        # The operator listener's port(s): configured, or the one bound when it was 0 (tests).
+        self.operator_ports: set[int] = set()
+        if settings.operator_port:
+            self.operator_ports.add(settings.operator_port)
+        self.operator_app: ASGIApp = _OperatorOnly(app)
+        self._unlogged: dict[str, int] = {}
+        self._logged_at = 0.0
+        metrics.connections_limit.labels("main").set(cap)
+        metrics.connections_limit.labels("operator").set(settings.operator_max_connections)
+
+    def listener(self, local_port: int | None) -> str:
+        return "operator" if local_port in self.operator_ports else "main"
+
+    def admit(self, listener: str) -> bool:
+        """Count a new connection in, or say it must be refused (the listener is at its cap)."""
+        cap = self.cap if listener == "main" else self.settings.operator_max_connections
+        if self.open[listener] >= cap:
+            self.metrics.connections_refused.labels(listener).inc()
+            self._note(f"refused_{listener}")
+            return False
+        self.open[listener] += 1
+        self.metrics.connections_open.labels(listener).inc()
+        return True
+
+    def release(self, listener: str) -> None:
+        self.open[listener] -= 1
+        self.metrics.connections_open.labels(listener).dec()
+
+    def closed_by_deadline(self, phase: str) -> None:
+        self.metrics.connections_closed.labels(phase).inc()
+        self._note(f"closed_{phase}_deadline")
+
+    def _note(self, event: str) -> None:
+        self._unlogged[event] = self._unlogged.get(event, 0) + 1
+        now = time.monotonic()
+        if now - self._logged_at >= _LOG_EVERY:
+            fields: dict[str, object] = {**self._unlogged, "open": self.open["main"], "cap": self.cap}
+            log.warning("slow or refused clients", extra={"fields": fields})
+            self._unlogged.clear()
+            self._logged_at = now
+
+
+class _OperatorOnly:
+    """The app as the operator listener serves it: /healthz, /readyz and /metrics, nothing else."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in OPERATOR_PATHS:
+            error = NotFound("The operator listener serves /healthz, /readyz and /metrics only.")
+            error.code = "unknown_url"
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 404,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": error.body()})
+            return
+        scope[OPERATOR_SCOPE_KEY] = True
+        await self.app(scope, receive, send)
+
+
+def edge_of(app: Any) -> EdgeState | None:
+    """The gateway's edge state behind whatever uvicorn wrapped around the app (proxy headers, logging);
+    None for other apps (the simulator), which then get uvicorn's behaviour unchanged."""
+    for _ in range(8):
+        if app is None:
+            return None
+        edge = getattr(app, "edge", None)
+        if isinstance(edge, EdgeState):
+            return edge
+        app = getattr(app, "app", None)
+    return None
