@@ -169,7 +169,8 @@ def test_a_bad_model_file_stops_start_up(tmp_path: Path) -> None:
         create_app(missing)
 
 
-def test_check_config_reports_a_bad_model(tmp_path: Path) -> None:
+def write_config(tmp_path: Path, extra: str = "") -> Path:
+    """A configuration file with a key file and two backends nobody listens on (nothing is sent)."""
     keys = tmp_path / "keys.yaml"
     write_key(keys, "k")
     config = tmp_path / "gateway.yaml"
@@ -177,9 +178,13 @@ def test_check_config_reports_a_bad_model(tmp_path: Path) -> None:
         "backends:\n"
         "  - {name: diffusion, kind: diffusion, url: 'http://127.0.0.1:9', model: dg}\n"
         "  - {name: autoregressive, kind: autoregressive, url: 'http://127.0.0.1:9', model: g4}\n"
-        f"auth: {{keys_file: '{keys}'}}\n"
-        f"routing: {{scorer: {{model: '{tmp_path / 'nope.json.gz'}'}}}}\n"
+        f"auth: {{keys_file: '{keys}'}}\n" + extra
     )
+    return config
+
+
+def test_check_config_reports_a_bad_model(tmp_path: Path) -> None:
+    config = write_config(tmp_path, f"routing: {{scorer: {{model: '{tmp_path / 'nope.json.gz'}'}}}}\n")
     result = subprocess.run(
         [sys.executable, "-m", "gateway", "check-config", "--config", str(config)],
         capture_output=True,
@@ -193,15 +198,7 @@ def test_check_config_reports_a_bad_model(tmp_path: Path) -> None:
 
 
 def test_gateway_route_shows_the_score_and_its_features(tmp_path: Path) -> None:
-    keys = tmp_path / "keys.yaml"
-    write_key(keys, "k")
-    config = tmp_path / "gateway.yaml"
-    config.write_text(
-        "backends:\n"
-        "  - {name: diffusion, kind: diffusion, url: 'http://127.0.0.1:9', model: dg}\n"
-        "  - {name: autoregressive, kind: autoregressive, url: 'http://127.0.0.1:9', model: g4}\n"
-        f"auth: {{keys_file: '{keys}'}}\n"
-    )
+    config = write_config(tmp_path)
     request = tmp_path / "req.json"
     request.write_text(json.dumps(body("messages", HARD)))
     result = subprocess.run(
