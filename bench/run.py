@@ -437,8 +437,11 @@ def main() -> None:
 
         from routing_bench import CASES, measure
 
+        from gateway.routing.scorer import load_model
+
+        scorer = load_model()  # as the gateway loads it: the decision includes the difficulty score
         results["routing_decision_us"] = {
-            name: measure(payload, 500 if args.quick else 5000) for name, payload in CASES.items()
+            name: measure(payload, 200 if args.quick else 2000, scorer) for name, payload in CASES.items()
         }
         print(
             "\n4. routing decision (median / p99 µs): "
