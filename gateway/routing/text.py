@@ -166,15 +166,18 @@ def _structure(text: str, tokens: list[str], folded: list[str], out: set[str]) -
     # List comprehensions, set operations and str methods only: a Python loop with branches per token
     # cost 3x as much.
     distinct = set(folded)
-    for name, lexicon in (
-        ("code_terms", _CODE_TERMS),
-        ("code_verbs", _CODE_VERBS),
-        ("math_terms", _MATH_TERMS),
-        ("transform_terms", _TRANSFORM_TERMS),
-    ):
-        out.add(f"s:{name}=" + _bucket(len(distinct & lexicon), (1, 2, 4)))
-    # Code or maths at all: a linear model cannot say "code terms OR maths terms" with the two counts.
-    out.add("s:domain_terms=" + _bucket(len(distinct & _DOMAIN), (1, 2, 4)))
+    # C++, C# and F# lose their sign to the word pattern: count them here.
+    signed = int("++" in text or ("#" in text and ("C#" in text or "c#" in text or "F#" in text)))
+    counts = {
+        "code_terms": len(distinct & _CODE_TERMS) + signed,
+        "code_verbs": len(distinct & _CODE_VERBS),
+        "math_terms": len(distinct & _MATH_TERMS),
+        "transform_terms": len(distinct & _TRANSFORM_TERMS),
+        # Code or maths at all: a linear model cannot say "code terms OR maths terms" with two counts.
+        "domain_terms": len(distinct & _DOMAIN) + signed,
+    }
+    for name, count in counts.items():
+        out.add(f"s:{name}=" + _bucket(count, (1, 2, 4)))
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
     names = [t for t in set(filter(str.istitle, tokens)) if t.lower() not in _NOT_NAMES]
