@@ -144,11 +144,19 @@ def test_tiers_apply_unless_the_key_says_otherwise(tmp_path):
     from gateway.config import TierPolicy
     from gateway.errors import PermissionDenied
 
-    tiers = {"bots": TierPolicy(backends=["diffusion"], route_override=False, speed_tier="fast")}
+    tiers = {
+        "bots": TierPolicy(
+            backends=["diffusion"], route_override=False, speed_tier="fast", route_threshold=0.8
+        )
+    }
     p = build_principal("bot", "key", "bots", tiers)
     assert p.backends == frozenset({"diffusion"}) and not p.may_override and p.speed_tier == "fast"
-    own = build_principal("bot", "key", "bots", tiers, backends=["autoregressive"], route_override=True)
+    assert p.route_threshold == 0.8  # the tier's difficulty threshold (routing.scorer)
+    own = build_principal(
+        "bot", "key", "bots", tiers, backends=["autoregressive"], route_override=True, route_threshold=0.3
+    )
     assert own.backends == frozenset({"autoregressive"}) and own.may_override and own.tier == "bots"
+    assert own.route_threshold == 0.3  # the key's own wins
     assert build_principal("x", "key", None, tiers).backends is None
     with pytest.raises(PermissionDenied):  # a tier that no longer exists fails closed
         build_principal("x", "key", "gone", tiers)
