@@ -85,6 +85,9 @@ def start_gateway(
         "routing": {"health_interval": 5},
         "telemetry": {"scrape_backends": False},
         "edge": {**edge, "operator_port": operator},
+        # The usage ledger on, as by default, but in the run's own folder (its default, usage.db in the
+        # working directory, would be left behind: 12 MB after part B).
+        "usage": {"url": f"sqlite:///{tmp / f'usage-{port}.db'}"},
     }
     path = tmp / f"gateway-{port}.yaml"
     path.write_text(yaml.safe_dump(config))
