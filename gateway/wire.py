@@ -6,7 +6,10 @@ it without depending on another.
 
 from __future__ import annotations
 
-__all__ = ["DIFFUSION_UNSUPPORTED_SAMPLING"]
+__all__ = ["BACKEND_HEADER", "DIFFUSION_UNSUPPORTED_SAMPLING"]
+
+# The response header naming the backend that answered (or failed): set by the proxy, kept on errors.
+BACKEND_HEADER = "x-gateway-backend"
 
 # Sampling parameters the diffusion backend answers with a 400 (docs/backends.md); temperature is refused
 # too unless it is 1.0, which is a value check rather than a name and is made where it is used.

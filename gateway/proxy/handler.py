@@ -37,10 +37,10 @@ from gateway.routing.scorer import ScorerModel
 from gateway.routing.state import BackendPool
 from gateway.telemetry.record import DiffusionRun, RequestRecord
 from gateway.upstream import UpstreamClient
+from gateway.wire import BACKEND_HEADER
 
 __all__ = ["BACKEND_HEADER", "FALLBACK_HEADER", "ROUTE_HEADER", "SPEED_HEADER", "ProxyHandler"]
 
-BACKEND_HEADER = "x-gateway-backend"
 ROUTE_HEADER = "x-gateway-route"
 FALLBACK_HEADER = "x-gateway-fallback"
 SPEED_HEADER = "x-gateway-speed"
