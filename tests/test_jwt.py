@@ -278,3 +278,53 @@ async def test_tier_claim_applies_the_tiers_policy(tmp_path):
             await v.verify(token(tier="platinum"))
         with pytest.raises(AuthenticationFailed):
             await v.verify(token(tier=["free"]))
+
+
+async def test_a_key_without_use_is_a_signing_key_and_other_uses_are_not(idp):
+    state, url = idp
+    public = jwt.algorithms.RSAAlgorithm.to_jwk(state.key.public_key(), as_dict=True)
+    async with httpx.AsyncClient() as client:
+        for use, accepted in ((None, True), ("sig", True), ("enc", False)):
+            entry = {**public, "kid": "k1", "alg": "RS256", **({"use": use} if use else {})}
+            state.jwks = lambda entry=entry: {"keys": [entry]}  # type: ignore[method-assign]
+            v = JWTVerifier(settings(jwks_url=url), client)
+            if accepted:
+                assert (await v.verify(state.token())).name == "svc-bot"
+            else:
+                with pytest.raises(AuthenticationFailed) as info:
+                    await v.verify(state.token())
+                assert info.value.reason == "unknown_kid"
+
+
+async def test_a_kid_that_is_not_a_string_is_malformed(verifier):
+    # PyJWT will not write such a header, so it is written by hand; refused before any key is looked up.
+    header = _b64({"alg": "RS256", "kid": 7, "typ": "JWT"})
+    payload = _b64({"iss": ISS, "aud": AUD, "sub": "a", "exp": int(time.time()) + 60})
+    with pytest.raises(AuthenticationFailed) as info:
+        await verifier.verify(f"{header}.{payload}.c2ln")
+    assert info.value.reason == "malformed"
+
+
+async def test_a_known_kid_with_fresh_keys_fetches_nothing(idp):
+    state, url = idp
+    async with httpx.AsyncClient() as client:
+        v = JWTVerifier(settings(jwks_url=url, jwks_min_refetch_seconds=0, jwks_cache_seconds=3600), client)
+        for _ in range(3):
+            await v.verify(state.token())
+    assert state.fetches == 1
+
+
+async def test_a_private_key_or_a_missing_file_is_refused_as_the_public_key(tmp_path, rsa_key):
+    from gateway.config import ConfigError
+
+    private = tmp_path / "key.pem"
+    private.write_bytes(
+        rsa_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    async with httpx.AsyncClient() as client:
+        with pytest.raises(ConfigError, match="holds a private key"):
+            JWTVerifier(settings(public_key_file=private), client)
+        with pytest.raises(ConfigError, match="cannot read"):
+            JWTVerifier(settings(public_key_file=tmp_path / "absent.pem"), client)
