@@ -22,7 +22,7 @@ from gateway.cli_init import add_init_parser
 from gateway.commands import router as router_commands
 from gateway.config import ConfigError, Settings, load_settings
 from gateway.limits.settings import LimitSettings
-from gateway.server import bind, run, serve
+from gateway.server import bind, run, serve, uvicorn_config
 from gateway.simulator import PROFILES, SimulatorSettings, create_simulator
 from gateway.telemetry.logs import configure_logging
 from gateway.usage import cli as usage_cli
@@ -175,10 +175,7 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
     before any worker imports prometheus_client."""
     import shutil
 
-    import uvicorn
     from uvicorn.supervisors import Multiprocess
-
-    from gateway.edge.protocol import EdgeProtocol
 
     if settings.state.redis_url is None:
         print(
@@ -194,20 +191,15 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     if settings.edge.operator_port == 0:
         raise ConfigError("edge.operator_port: several workers need a fixed port, not 0")
-    config = uvicorn.Config(
+    # The same configuration as one process (gateway.server), so the edge's protocol too: each worker
+    # finds its own edge state (its connection cap is per process, as the file limit it is derived from).
+    config = uvicorn_config(
         "gateway.app:create_app_from_environment",
+        settings.server.log_level,
+        keepalive_timeout=settings.edge.keepalive_timeout,
+        loop=settings.server.loop,
         factory=True,
         workers=args.workers,
-        log_config=None,
-        access_log=False,
-        log_level=settings.server.log_level,
-        loop=settings.server.loop,
-        # The same protocol as one process (gateway/edge): each worker finds its own edge state (its
-        # connection cap is per process, as the file limit it is derived from) behind the app it built.
-        http=EdgeProtocol,
-        timeout_keep_alive=settings.edge.keepalive_timeout,  # type: ignore[arg-type]  # a float is fine
-        server_header=False,
-        timeout_graceful_shutdown=5,
     )
     # Bound here and handed to every worker, the operator listener's too (uvicorn.run binds only one).
     sockets = [bind(settings.server.host, settings.server.port), *_operator_socket(settings)]

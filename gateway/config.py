@@ -40,6 +40,7 @@ from pydantic_settings import (
 )
 
 from gateway.edge.settings import EdgeSettings
+from gateway.errors import ConfigError
 from gateway.limits.settings import LimitSettings, StateSettings
 from gateway.routing.settings import RoutingSettings
 from gateway.telemetry.tracing_settings import TracingSettings
@@ -68,10 +69,6 @@ HMAC_ALGORITHMS = frozenset({"HS256", "HS384", "HS512"})
 PUBLIC_KEY_ALGORITHMS = frozenset(
     {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 )
-
-
-class ConfigError(Exception):
-    """The configuration is invalid; the message names the key and the reason."""
 
 
 class _Section(BaseModel):

@@ -1,6 +1,14 @@
-"""The gateway's exceptions and the one error envelope every path answers with.
+"""The gateway's exceptions, and the one place they become the error envelope every path answers with.
 
-    GatewayError                 an error with an HTTP status and an OpenAI error body
+    Error                        the root: every exception the gateway raises on purpose
+    ├── ConfigError              invalid configuration; the message names the key (never an HTTP answer)
+    ├── ModelError               a difficulty-scorer model file that cannot be used
+    ├── DataError                a training/evaluation file that cannot be read (also a ValueError)
+    ├── StoreUnavailable         the state store (Redis) did not answer; limits turn it into a 503
+    ├── ClientDisconnected       the client left before its answer was complete
+    ├── UpstreamError            a backend attempt failed (gateway.upstream: connect, timeout, broken);
+    │                            the proxy turns it into UpstreamFailure or a fallback
+    └── GatewayError             an error with an HTTP status and an OpenAI error body
     ├── InvalidRequest           400 invalid_request_error
     ├── AuthenticationFailed     401 (never echoes the credential)
     ├── PermissionDenied         403
@@ -10,7 +18,12 @@
     ├── UnsupportedMediaType     415 (a Content-Encoding the gateway does not decode)
     ├── ClientClosedRequest      499 (the client left before its request was received; logged only)
     ├── IdentityProviderDown     503 (JWKS unreachable and no cached key: not the caller's fault)
-    └── UpstreamFailure          502 / 503 / 504, raised by the proxy from upstream.UpstreamError
+    ├── UpstreamFailure          502 / 503 / 504, raised by the proxy from upstream.UpstreamError
+    ├── RateLimited, LimiterUnavailable (gateway.limits), UsageUnavailable (gateway.api.usage)
+
+A GatewayError becomes a response only in :func:`error_response`: the exception handlers, the hot path,
+the last-resort 500 of the request middleware and the operator listener all call it. (The edge's
+connection-level answers, written before any ASGI app runs, use :func:`error_body` for the same body.)
 
 Bodies follow OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``. On ``/v1/messages``
 the same body also carries Anthropic's top-level ``"type": "error"`` and Anthropic's error type names, so
@@ -22,21 +35,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import orjson
+from starlette.responses import Response
+
+from gateway.wire import BACKEND_HEADER
 
 __all__ = [
     "AuthenticationFailed",
     "ClientClosedRequest",
+    "ClientDisconnected",
+    "ConfigError",
+    "DataError",
+    "Error",
     "GatewayError",
     "IdentityProviderDown",
     "InvalidRequest",
     "MethodNotAllowed",
+    "ModelError",
     "NotFound",
     "PayloadTooLarge",
     "PermissionDenied",
+    "StoreUnavailable",
     "UnsupportedMediaType",
+    "UpstreamError",
     "UpstreamFailure",
     "anthropic_error_body",
     "error_body",
+    "error_response",
 ]
 
 
@@ -64,7 +88,38 @@ def anthropic_error_body(
     return orjson.dumps({"type": "error", "error": error})
 
 
-class GatewayError(Exception):
+class Error(Exception):
+    """The root of the gateway's own exceptions: ``except Error`` catches what the gateway raised on
+    purpose and nothing a bug or a library raised."""
+
+
+class ConfigError(Error):
+    """The configuration is invalid; the message names the key and the reason."""
+
+
+class ModelError(Error):
+    """A scorer model file that cannot be used; the message says why."""
+
+
+class DataError(Error, ValueError):
+    """A training or evaluation file that cannot be read; the message names the file and line."""
+
+
+class StoreUnavailable(Error):
+    """The state store did not answer in time or at all."""
+
+
+class ClientDisconnected(Error):
+    """The client went away before the answer was complete."""
+
+
+class UpstreamError(Error):
+    """An attempt at a backend failed; ``kind`` names how (gateway.upstream defines the kinds)."""
+
+    kind = "error"
+
+
+class GatewayError(Error):
     status: int = 500
     type: str = "server_error"
     code: str | None = None
@@ -159,3 +214,13 @@ class UpstreamFailure(GatewayError):
         super().__init__(message, code=code)
         self.status = status
         self.backend = backend
+
+
+def error_response(exc: GatewayError, *, anthropic: bool = False) -> Response:
+    """The error as a response (an ASGI app too); ``anthropic`` on /v1/messages (see the module's doc)."""
+    response = Response(exc.body(anthropic=anthropic), status_code=exc.status, media_type="application/json")
+    for key, value in exc.headers.items():
+        response.headers[key] = value
+    if isinstance(exc, UpstreamFailure) and exc.backend is not None and BACKEND_HEADER not in exc.headers:
+        response.headers[BACKEND_HEADER] = exc.backend
+    return response

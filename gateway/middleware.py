@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, error_response
 from gateway.proxy.headers import REQUEST_ID_HEADER, valid_request_id
 from gateway.telemetry.logs import log_request
 from gateway.telemetry.metrics import Metrics
@@ -81,14 +81,7 @@ class RequestContextMiddleware:
             error = GatewayError(
                 "The server had an error while processing your request.", code="internal_error"
             )
-            await send_with_id(
-                {
-                    "type": "http.response.start",
-                    "status": 500,
-                    "headers": [(b"content-type", b"application/json")],
-                }
-            )
-            await send({"type": "http.response.body", "body": error.body()})
+            await error_response(error)(scope, receive, send_with_id)
         finally:
             for hook in record.on_end:
                 try:

@@ -30,23 +30,39 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def uvicorn_config(app: ASGIApp, log_level: str = "info") -> uvicorn.Config:
-    edge = edge_of(app)
+def uvicorn_config(
+    app: ASGIApp | str,
+    log_level: str = "info",
+    *,
+    keepalive_timeout: float | None = None,
+    loop: str = "none",
+    **workers: Any,
+) -> uvicorn.Config:
+    """The one uvicorn configuration, for an app in this process and for ``gateway serve --workers``.
+
+    In this process ``app`` is the app itself, on the loop :func:`run` started (``loop="none"``), and the
+    keep-alive timeout is read from its edge state. Workers get an app factory's import string, their
+    loop (``server.loop``), the keep-alive timeout from the settings, and ``factory``/``workers`` options.
+    """
+    if keepalive_timeout is None:
+        edge = None if isinstance(app, str) else edge_of(app)
+        keepalive_timeout = edge.settings.keepalive_timeout if edge is not None else 5
     return uvicorn.Config(
         app,
         lifespan="on",
         log_config=None,  # our JSON logging (telemetry.logs) is configured by the caller
         access_log=False,  # uvicorn's access line carries the query string; the request log replaces it
         log_level=log_level,
-        loop="none",  # the loop is the one run() started: uvicorn's Server.serve never sets one up
+        loop=loop,  # "none": the loop is the one run() started (uvicorn's Server.serve never sets one up)
         # uvicorn's httptools protocol plus the edge's deadlines and connection cap (gateway/edge); on an
         # app without an edge (the simulator) it behaves as uvicorn's own.
         http=EdgeProtocol,
         # uvicorn annotates it int; it only ever reaches loop.call_later, which takes seconds as a float.
-        timeout_keep_alive=edge.settings.keepalive_timeout if edge is not None else 5,  # type: ignore[arg-type]
+        timeout_keep_alive=keepalive_timeout,  # type: ignore[arg-type]
         server_header=False,
         date_header=True,
         timeout_graceful_shutdown=5,
+        **workers,
     )
 
 

@@ -42,6 +42,13 @@ def claude(gw: Any, key: str | None = None) -> anthropic.Anthropic:
     return anthropic.Anthropic(base_url=gw.url, api_key=key or gw.key, max_retries=0, timeout=10)
 
 
+def settled_tokens(gw: Any, expected: int) -> bool:
+    """Tokens are counted just after a request's last byte: wait for the count instead of racing it."""
+    return wait_for(
+        lambda: gw.metric("gateway_tokens_total", backend="diffusion", type="completion") == expected
+    )
+
+
 # ---- the Responses API ---------------------------------------------------------------------------------
 
 
@@ -51,9 +58,7 @@ def test_responses_chit_chat_goes_to_diffusion_streamed_or_not(gateway):
     assert raw.headers["x-gateway-backend"] == "diffusion"
     assert reasons(raw.headers["x-gateway-route"]) == "default:score"
     assert reply.model == DIFFUSION_MODEL and reply.output_text
-    assert gateway.metric("gateway_tokens_total", backend="diffusion", type="completion") == (
-        reply.usage.output_tokens
-    )
+    assert settled_tokens(gateway, reply.usage.output_tokens)
 
     text = ""
     completed = None
@@ -68,9 +73,7 @@ def test_responses_chit_chat_goes_to_diffusion_streamed_or_not(gateway):
     assert text == reply.output_text  # the same answer, cut per canvas
     assert completed is not None and completed.usage.output_tokens == reply.usage.output_tokens
     # Usage read from the stream's last event counts too.
-    assert gateway.metric("gateway_tokens_total", backend="diffusion", type="completion") == (
-        2 * reply.usage.output_tokens
-    )
+    assert settled_tokens(gateway, 2 * reply.usage.output_tokens)
 
 
 def test_responses_tools_go_to_autoregressive(gateway):
@@ -129,9 +132,7 @@ def test_messages_with_the_anthropic_sdk(gateway):
     assert text == message.content[0].text
     assert final.usage.output_tokens == message.usage.output_tokens
     assert final.usage.input_tokens == message.usage.input_tokens
-    assert gateway.metric("gateway_tokens_total", backend="diffusion", type="completion") == (
-        2 * message.usage.output_tokens
-    )
+    assert settled_tokens(gateway, 2 * message.usage.output_tokens)
 
 
 def test_messages_tool_use_and_agent_turns_go_to_autoregressive(gateway):

@@ -172,3 +172,110 @@ async def test_key_records_name_their_tier(tmp_path):
     )
     principal = await auth.authenticate(headers(authorization=f"Bearer {key}"))
     assert principal.tier == "bots" and principal.models == frozenset({"auto"})
+
+
+async def test_a_key_record_carries_every_setting_it_names(tmp_path):
+    from gateway.limits.settings import LimitSettings
+
+    path = tmp_path / "keys.yaml"
+    key = write_key(
+        path,
+        "bot",
+        models=["auto"],
+        backends=["diffusion"],
+        route_override=False,
+        speed_tier="fast",
+        limits={"requests_per_minute": 7},
+        thinking=True,
+        thinking_override=False,
+        strip_reasoning=True,
+        pacing=False,
+        route_threshold=0.3,
+        admin=True,
+    )
+    auth = Authenticator(keys=KeyStore(path), jwt=None, allow_anonymous=False)
+    p = await auth.authenticate(headers(authorization=f"Bearer {key}"))
+    assert (p.name, p.kind, p.models, p.backends) == ("bot", "key", {"auto"}, {"diffusion"})
+    assert (p.may_override, p.speed_tier, p.thinking, p.thinking_override) == (False, "fast", True, False)
+    assert (p.strip_reasoning, p.pacing, p.route_threshold, p.admin) == (True, False, 0.3, True)
+    assert p.limits == LimitSettings(requests_per_minute=7)
+
+
+def test_a_key_expires_at_its_expiry_instant(tmp_path):
+    from gateway.auth.keys import KeyRecord
+
+    at = datetime(2030, 1, 1, tzinfo=UTC)
+    record = KeyRecord(name="k", digest="0" * 64, created=at - timedelta(days=1), expires=at)
+    assert not record.expired(at - timedelta(microseconds=1))
+    assert record.expired(at)
+    assert not record.model_copy(update={"expires": None}).expired(at)
+
+
+def test_principal_permissions():
+    from gateway.auth.principal import Principal
+
+    open_ = Principal(name="a", kind="key")
+    assert open_.may_use("anything") and open_.may_route_to("diffusion")
+    closed = Principal(name="b", kind="key", models=frozenset({"auto"}), backends=frozenset({"diffusion"}))
+    assert closed.may_use("diffusion", "auto") and not closed.may_use("diffusion", "dg")
+    assert closed.may_route_to("diffusion") and not closed.may_route_to("autoregressive")
+
+
+def test_a_tier_fills_in_what_its_key_leaves_unset_and_the_key_wins_where_it_sets():
+    from gateway.auth.policy import build_principal
+    from gateway.config import TierPolicy
+    from gateway.limits.settings import LimitSettings
+
+    tier = TierPolicy(
+        models=["auto"],
+        backends=["diffusion"],
+        route_override=False,
+        speed_tier="fast",
+        limits=LimitSettings(requests_per_minute=10),
+        thinking=True,
+        thinking_override=False,
+        strip_reasoning=True,
+        pacing=True,
+        route_threshold=0.3,
+        admin=True,
+    )
+    p = build_principal("bot", "jwt", "t", {"t": tier})
+    assert (p.name, p.kind, p.tier, p.models, p.backends) == ("bot", "jwt", "t", {"auto"}, {"diffusion"})
+    assert (p.may_override, p.speed_tier, p.thinking, p.thinking_override) == (False, "fast", True, False)
+    assert (p.strip_reasoning, p.pacing, p.route_threshold, p.admin) == (True, True, 0.3, True)
+    assert p.limits == LimitSettings(requests_per_minute=10)
+    own = build_principal(
+        "bot",
+        "key",
+        "t",
+        {"t": tier},
+        models=["g4"],
+        backends=["autoregressive"],
+        route_override=True,
+        speed_tier="slow",
+        limits=LimitSettings(tokens_per_minute=5),
+        thinking=False,
+        thinking_override=True,
+        strip_reasoning=False,
+        pacing=False,
+        route_threshold=0.6,
+        admin=False,
+    )
+    assert (own.models, own.backends, own.may_override, own.speed_tier) == (
+        {"g4"},
+        {"autoregressive"},
+        True,
+        "slow",
+    )
+    assert (own.thinking, own.thinking_override, own.strip_reasoning, own.pacing) == (
+        False,
+        True,
+        False,
+        False,
+    )
+    assert (own.route_threshold, own.admin) == (0.6, False)
+    assert own.limits == LimitSettings(requests_per_minute=10).merged(LimitSettings(tokens_per_minute=5))
+    assert own.limits is not None and (own.limits.requests_per_minute, own.limits.tokens_per_minute) == (
+        10,
+        5,
+    )

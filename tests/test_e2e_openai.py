@@ -35,10 +35,13 @@ def test_chat_auto_goes_to_diffusion_and_reports_usage(gateway):
     assert reply.model == DIFFUSION_MODEL
     assert reply.choices[0].message.content
     assert reply.usage.completion_tokens > 0
-    assert (
-        gateway.metric("gateway_tokens_total", backend="diffusion", type="completion")
-        == reply.usage.completion_tokens
-    )
+    # Recorded just after the last byte went out: wait for it rather than race it.
+    assert wait_for(
+        lambda: (
+            gateway.metric("gateway_tokens_total", backend="diffusion", type="completion")
+            == reply.usage.completion_tokens
+        )
+    ), gateway.metric("gateway_tokens_total", backend="diffusion", type="completion")
 
 
 def test_model_id_and_backend_name_pin_the_backend(gateway):
@@ -81,6 +84,24 @@ def test_stream_is_relayed_chunk_by_chunk(gateway):
     )
     content_chunks = [c for c in chunks if c.choices and c.choices[0].delta.content]
     assert len(content_chunks) == 12  # one per token, as the autoregressive backend sent them
+
+    # Relayed as they arrive, not when the answer is whole: the backend stalls after its third token and
+    # never finishes, yet the first three reach the client (a buffering gateway would time this out).
+    stalled = openai.OpenAI(base_url=gateway.base_url, api_key=gateway.key, max_retries=0, timeout=5)
+    with stalled.chat.completions.create(
+        model=AR_MODEL,
+        messages=HELLO,
+        stream=True,
+        max_tokens=12,
+        extra_headers={"x-sim-fault-autoregressive": "stall_after=3"},
+    ) as stream:
+        received = []
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                received.append(chunk.choices[0].delta.content)
+            if len(received) == 3:
+                break
+    assert len(received) == 3
 
 
 def test_completions_plain_and_streamed(gateway):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+
 import httpx
+import orjson
 import pytest
 
 from gateway.cli import main as cli
@@ -22,7 +25,6 @@ def assert_envelope(r, status):
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("GET", "/metrics/../v1/x"),
         ("POST", "/tokenize"),
         ("POST", "/pause"),
         ("POST", "/collective_rpc"),
@@ -36,6 +38,22 @@ def assert_envelope(r, status):
 def test_unknown_and_backend_internal_paths_are_404_envelopes(gateway, method, path):
     r = httpx.request(method, gateway.url + path, headers={"authorization": f"Bearer {gateway.key}"})
     assert assert_envelope(r, 404)["code"] == "unknown_url"
+
+
+@pytest.mark.parametrize("path", ["/metrics/../v1/models", "/v1/../v1/models", "/v1/%2e%2e/v1/models"])
+def test_dot_segments_are_not_resolved(gateway, path):
+    # httpx (like browsers) removes dot segments before sending, so the bytes go out as they are written.
+    with socket.create_connection(("127.0.0.1", gateway.server.port), timeout=10) as sock:
+        sock.sendall(
+            f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {gateway.key}\r\n"
+            "connection: close\r\n\r\n".encode()
+        )
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 404 "), head
+    assert orjson.loads(body)["error"]["code"] == "unknown_url"
 
 
 def test_wrong_method_is_405_envelope(gateway):
@@ -150,3 +168,8 @@ def test_an_unexpected_error_is_a_500_envelope_with_the_request_id(gateway, capl
     assert assert_envelope(r, 500)["code"] == "internal_error"
     assert r.headers["x-request-id"] == "req-500"
     assert "secret internals" not in r.text
+    # The operator gets what the client does not: the error, with its traceback and the request id.
+    logged = [rec for rec in caplog.records if rec.name == "gateway" and rec.message == "unhandled error"]
+    assert len(logged) == 1
+    assert logged[0].exc_info is not None and isinstance(logged[0].exc_info[1], RuntimeError)
+    assert logged[0].fields == {"request_id": "req-500"}

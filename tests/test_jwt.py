@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gateway.auth.tokens import JWTVerifier
+from gateway.auth.tokens import JWKSCache, JWTVerifier
 from gateway.config import JWTSettings
 from gateway.errors import AuthenticationFailed, IdentityProviderDown
 from tests.support import ServerThread
@@ -117,12 +117,16 @@ async def test_rejected_tokens(idp, verifier, make, reason):
     assert info.value.reason == reason
 
 
-async def test_hs256_signed_with_the_public_key_is_refused(idp, verifier):
+@pytest.mark.parametrize("source", ["jwks", "public_key_file"])
+async def test_hs256_signed_with_the_public_key_is_refused(idp, verifier, tmp_path, source):
     # The classic key-confusion attack (RFC 8725 §2.1, CVE-2022-29217).
     state, _ = idp
     pem = state.key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
+    if source == "public_key_file":
+        (tmp_path / "pub.pem").write_bytes(pem)
+        verifier = JWTVerifier(settings(public_key_file=tmp_path / "pub.pem"), httpx.AsyncClient())
     header = _b64({"alg": "HS256", "kid": "k1", "typ": "JWT"})
     payload = _b64({"iss": ISS, "aud": AUD, "sub": "mallory", "exp": int(time.time()) + 60})
     import hashlib
@@ -133,8 +137,10 @@ async def test_hs256_signed_with_the_public_key_is_refused(idp, verifier):
         .rstrip(b"=")
         .decode()
     )
-    with pytest.raises(AuthenticationFailed):
+    with pytest.raises(AuthenticationFailed) as info:
         await verifier.verify(f"{header}.{payload}.{signature}")
+    # Refused for its algorithm, before any signature is computed with the public key as a secret.
+    assert info.value.reason == "algorithm"
 
 
 async def test_jku_and_embedded_jwk_are_ignored(verifier):
@@ -200,9 +206,19 @@ async def test_symmetric_keys_in_a_jwks_are_ignored(idp):
     state.extra_keys = [{"kty": "oct", "kid": "sym", "k": base64.urlsafe_b64encode(secret.encode()).decode()}]
     async with httpx.AsyncClient() as client:
         v = JWTVerifier(settings(jwks_url=url, algorithms=["RS256"]), client)
-        token = state.token(key=secret, alg="HS256", kid="sym")
-        with pytest.raises(AuthenticationFailed):
-            await v.verify(token)
+        with pytest.raises(AuthenticationFailed) as info:
+            await v.verify(state.token(key=secret, alg="HS256", kid="sym"))
+        assert info.value.reason == "unknown_kid"
+        # The settings refuse HS* beside a JWKS, so the algorithm list alone already keeps the key out
+        # above; the key set's own filter is checked with a cache that would take HS256 keys.
+        cache = JWKSCache(
+            url, client, algorithms=["RS256", "HS256"], cache_seconds=60, min_refetch_seconds=0, timeout=5
+        )
+        assert await cache.refresh()
+        assert (await cache.key_for("k1")).algorithm_name == "RS256"
+        with pytest.raises(AuthenticationFailed) as info:
+            await cache.key_for("sym")
+        assert info.value.reason == "unknown_kid"
 
 
 async def test_shared_secret_and_public_key_file(tmp_path, rsa_key):
@@ -262,3 +278,53 @@ async def test_tier_claim_applies_the_tiers_policy(tmp_path):
             await v.verify(token(tier="platinum"))
         with pytest.raises(AuthenticationFailed):
             await v.verify(token(tier=["free"]))
+
+
+async def test_a_key_without_use_is_a_signing_key_and_other_uses_are_not(idp):
+    state, url = idp
+    public = jwt.algorithms.RSAAlgorithm.to_jwk(state.key.public_key(), as_dict=True)
+    async with httpx.AsyncClient() as client:
+        for use, accepted in ((None, True), ("sig", True), ("enc", False)):
+            entry = {**public, "kid": "k1", "alg": "RS256", **({"use": use} if use else {})}
+            state.jwks = lambda entry=entry: {"keys": [entry]}  # type: ignore[method-assign]
+            v = JWTVerifier(settings(jwks_url=url), client)
+            if accepted:
+                assert (await v.verify(state.token())).name == "svc-bot"
+            else:
+                with pytest.raises(AuthenticationFailed) as info:
+                    await v.verify(state.token())
+                assert info.value.reason == "unknown_kid"
+
+
+async def test_a_kid_that_is_not_a_string_is_malformed(verifier):
+    # PyJWT will not write such a header, so it is written by hand; refused before any key is looked up.
+    header = _b64({"alg": "RS256", "kid": 7, "typ": "JWT"})
+    payload = _b64({"iss": ISS, "aud": AUD, "sub": "a", "exp": int(time.time()) + 60})
+    with pytest.raises(AuthenticationFailed) as info:
+        await verifier.verify(f"{header}.{payload}.c2ln")
+    assert info.value.reason == "malformed"
+
+
+async def test_a_known_kid_with_fresh_keys_fetches_nothing(idp):
+    state, url = idp
+    async with httpx.AsyncClient() as client:
+        v = JWTVerifier(settings(jwks_url=url, jwks_min_refetch_seconds=0, jwks_cache_seconds=3600), client)
+        for _ in range(3):
+            await v.verify(state.token())
+    assert state.fetches == 1
+
+
+async def test_a_private_key_or_a_missing_file_is_refused_as_the_public_key(tmp_path, rsa_key):
+    from gateway.config import ConfigError
+
+    private = tmp_path / "key.pem"
+    private.write_bytes(
+        rsa_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    async with httpx.AsyncClient() as client:
+        with pytest.raises(ConfigError, match="holds a private key"):
+            JWTVerifier(settings(public_key_file=private), client)
+        with pytest.raises(ConfigError, match="cannot read"):
+            JWTVerifier(settings(public_key_file=tmp_path / "absent.pem"), client)

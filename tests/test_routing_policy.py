@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied
 from gateway.routing import BackendView, RouteInput, decide, extract_features
+from gateway.routing.features import RequestFeatures
+from gateway.routing.scorer import Difficulty
 from gateway.routing.settings import RoutingSettings
 
 D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4, expected_latency=0.9)
@@ -291,3 +294,114 @@ def test_long_history_only_scans_the_newest_user_turn_with_regexes():
     history.append({"role": "user", "content": "thanks, bye!"})
     decision = route({"messages": history})
     assert decision.reasons == ("default",)
+
+
+# Each condition of a rule's `when`, at its boundary: (when, features that match, features that do not).
+_BASE = RequestFeatures(endpoint="chat", messages=3, prompt_chars=100, difficulty=Difficulty(score=0.4))
+WHEN: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = [
+    ({"endpoint": "chat"}, {}, {"endpoint": "completions"}),
+    ({"has_tools": True}, {"has_tools": True}, {}),
+    ({"has_tools": False}, {}, {"has_tools": True}),
+    ({"code": True}, {"code": True}, {}),
+    ({"thinking": True}, {"thinking": True}, {}),
+    ({"hard": True}, {"difficulty": Difficulty(score=0.5)}, {"difficulty": Difficulty(score=0.49)}),
+    ({"hard": False}, {"difficulty": Difficulty(score=0.49)}, {"difficulty": Difficulty(score=0.5)}),
+    ({"hard": False}, {"difficulty": None}, {"difficulty": Difficulty(score=0.9)}),
+    ({"min_score": 0.4}, {}, {"difficulty": Difficulty(score=0.39)}),
+    ({"min_score": 0.1}, {}, {"difficulty": None}),
+    ({"max_score": 0.4}, {}, {"difficulty": Difficulty(score=0.41)}),
+    ({"max_score": 0.9}, {}, {"difficulty": None}),
+    ({"min_messages": 3}, {}, {"messages": 2}),
+    ({"max_messages": 3}, {}, {"messages": 4}),
+    ({"min_prompt_chars": 100}, {}, {"prompt_chars": 99}),
+    ({"max_prompt_chars": 100}, {}, {"prompt_chars": 101}),
+]
+
+
+@pytest.mark.parametrize(("when", "matching", "other"), WHEN)
+def test_each_rule_condition_at_its_boundary(when, matching, other):
+    policy = RoutingSettings.model_validate(
+        {"rules": [{"name": "r", "when": when, "backend": "autoregressive"}]}
+    )
+
+    def reasons(changes: dict[str, Any]) -> tuple[str, ...]:
+        features = dataclasses.replace(_BASE, **changes)
+        return decide(RouteInput(model="auto", features=features, threshold=0.5), [D, A], policy).reasons
+
+    assert reasons(matching) == ("rule:r",)
+    assert reasons(other) != ("rule:r",)
+
+
+def test_a_rule_matches_only_its_principals():
+    policy = RoutingSettings.model_validate(
+        {"rules": [{"name": "r", "when": {"principals": ["bot"]}, "backend": "autoregressive"}]}
+    )
+    for principal, matched in (("bot", True), ("alice", False)):
+        decision = decide(RouteInput(model="auto", features=_BASE, principal=principal), [D, A], policy)
+        assert (decision.reasons == ("rule:r",)) is matched
+
+
+def test_explicit_errors_carry_their_codes():
+    with pytest.raises(PermissionDenied) as denied:
+        route(user("hi"), header_route="quality", may_override=False)
+    assert denied.value.code == "route_not_allowed"
+    image = {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}
+    with pytest.raises(InvalidRequest) as crashing:
+        route(image, model="diffusion")
+    assert crashing.value.code == "unsupported_on_backend"
+    chat_only = BackendView(
+        name="diffusion", kind="diffusion", model="dg", max_concurrency=4, endpoints=frozenset({"chat"})
+    )
+    for kw in ({"model": "dg"}, {}):
+        with pytest.raises(NotFound) as unserved:
+            decide(
+                RouteInput(features=RequestFeatures(endpoint="responses"), **{"model": "auto", **kw}),
+                [chat_only],
+                POLICY,
+            )
+        assert unserved.value.code == "endpoint_not_served" and "diffusion" in unserved.value.message
+
+
+def test_an_explicit_diffusion_choice_adapts_temperature_only_in_adapt_mode():
+    hot = {**user("hi"), "temperature": 0.3}
+    adapted = route(hot, model="dg")
+    assert adapted.drop_temperature and adapted.reasons == ("explicit:model", "adapted:temperature")
+    kept = route(hot, model="dg", policy=RoutingSettings(temperature="route"))
+    assert not kept.drop_temperature and kept.reasons == ("explicit:model",)
+    assert not route(user("hi"), model="dg").drop_temperature
+
+
+def test_the_decision_carries_the_verdict_it_was_made_with():
+    features = RequestFeatures(endpoint="chat", difficulty=Difficulty(score=0.7))
+    for model in ("auto", "dg"):
+        decision = decide(RouteInput(model=model, features=features, threshold=0.6), [D, A], POLICY)
+        assert decision.score == 0.7 and decision.threshold == 0.6
+
+
+def test_a_backend_that_does_not_serve_the_api_is_passed_over_with_a_reason():
+    chat_only = BackendView(
+        name="diffusion", kind="diffusion", model="dg", max_concurrency=4, endpoints=frozenset({"chat"})
+    )
+    decision = decide(
+        RouteInput(model="auto", features=RequestFeatures(endpoint="responses")), [chat_only, A], POLICY
+    )
+    assert decision.candidates[0] == "autoregressive" and "unserved:diffusion" in decision.reasons
+
+
+def test_spillover_starts_at_a_full_backend_and_only_to_an_available_one():
+    full = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=1, in_flight=1)
+    slow_ar = BackendView(
+        name="autoregressive", kind="autoregressive", model="g4", max_concurrency=9, expected_latency=0.1
+    )
+    assert route(user("hi"), backends=(full, slow_ar)).candidates[0] == "autoregressive"
+    free = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=2, in_flight=1)
+    assert route(user("hi"), backends=(free, slow_ar)).candidates[0] == "diffusion"
+    down_ar = BackendView(
+        name="autoregressive",
+        kind="autoregressive",
+        model="g4",
+        max_concurrency=9,
+        expected_latency=0.1,
+        available=False,
+    )
+    assert route(user("hi"), backends=(full, down_ar)).candidates[0] == "diffusion"

@@ -15,10 +15,9 @@ from gateway.errors import (
     InvalidRequest,
     MethodNotAllowed,
     NotFound,
-    UpstreamFailure,
+    error_response,
 )
 from gateway.limits.limiter import RateLimited
-from gateway.proxy.handler import BACKEND_HEADER
 
 __all__ = ["error_response", "install_error_handlers", "note_error", "shown_path"]
 
@@ -33,16 +32,6 @@ def note_error(request_scope: Scope, exc: GatewayError) -> None:
             record.outcome = "rate_limited"
         elif isinstance(exc, ClientClosedRequest):
             record.outcome = "disconnected"
-
-
-def error_response(exc: GatewayError, *, anthropic: bool = False) -> Response:
-    """The error as a response; ``anthropic`` on /v1/messages (gateway.errors)."""
-    response = Response(exc.body(anthropic=anthropic), status_code=exc.status, media_type="application/json")
-    for key, value in exc.headers.items():
-        response.headers[key] = value
-    if isinstance(exc, UpstreamFailure) and exc.backend is not None and BACKEND_HEADER not in exc.headers:
-        response.headers[BACKEND_HEADER] = exc.backend
-    return response
 
 
 def shown_path(path: str, limit: int = 100) -> str:

@@ -43,8 +43,7 @@ async def models(request: Request) -> Response:
     if principal.may_use(AUTO):
         data.append({"id": AUTO, "object": "model", "created": created, "owned_by": "gateway"})
     for backend in state.settings.backends:
-        allowed = principal.backends is None or backend.name in principal.backends
-        if allowed and principal.may_use(backend.name, backend.model):
+        if principal.may_route_to(backend.name) and principal.may_use(backend.name, backend.model):
             data.append(
                 {"id": backend.model, "object": "model", "created": created, "owned_by": backend.name}
             )

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gateway.limits.settings import LimitSettings
+from gateway.permissions import allows
 
 __all__ = ["Principal"]
 
@@ -42,4 +43,8 @@ class Principal:
 
     def may_use(self, *names: str) -> bool:
         """True when any of ``names`` (a backend's name and model id, or ``auto``) is allowed."""
-        return self.models is None or any(n in self.models for n in names)
+        return allows(self.models, *names)
+
+    def may_route_to(self, backend: str) -> bool:
+        """True when the router may send this principal's requests to ``backend``."""
+        return allows(self.backends, backend)

@@ -10,7 +10,7 @@ from typing import Any
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.edge.settings import EdgeSettings
-from gateway.errors import NotFound
+from gateway.errors import NotFound, error_response
 from gateway.telemetry.metrics import Metrics
 
 __all__ = ["OPERATOR_PATHS", "OPERATOR_SCOPE_KEY", "EdgeState", "edge_of"]
@@ -81,16 +81,10 @@ class _OperatorOnly:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] not in OPERATOR_PATHS:
-            error = NotFound("The operator listener serves /healthz, /readyz and /metrics only.")
-            error.code = "unknown_url"
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 404,
-                    "headers": [(b"content-type", b"application/json")],
-                }
+            error = NotFound(
+                "The operator listener serves /healthz, /readyz and /metrics only.", code="unknown_url"
             )
-            await send({"type": "http.response.body", "body": error.body()})
+            await error_response(error)(scope, receive, send)
             return
         scope[OPERATOR_SCOPE_KEY] = True
         await self.app(scope, receive, send)

@@ -26,13 +26,11 @@ from limits.aio.strategies import (
     SlidingWindowCounterRateLimiter,
 )
 
+from gateway.errors import StoreUnavailable
+
 __all__ = ["MemoryLeases", "RedisLeases", "StateStore", "StoreUnavailable", "Window", "build_store"]
 
 T = TypeVar("T")
-
-
-class StoreUnavailable(Exception):
-    """The state store did not answer in time or at all."""
 
 
 @dataclass(frozen=True, slots=True)

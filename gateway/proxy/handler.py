@@ -23,7 +23,8 @@ from starlette.responses import Response
 
 from gateway.auth.principal import Principal
 from gateway.config import BackendSettings, DiffusionSettings, Settings
-from gateway.errors import InvalidRequest, PermissionDenied, UpstreamFailure
+from gateway.errors import InvalidRequest, UpstreamFailure
+from gateway.permissions import model_not_allowed
 from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
 from gateway.proxy.body import ProxiedRequest, parse_request, read_body, upstream_body
 from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
@@ -36,10 +37,10 @@ from gateway.routing.scorer import ScorerModel
 from gateway.routing.state import BackendPool
 from gateway.telemetry.record import DiffusionRun, RequestRecord
 from gateway.upstream import UpstreamClient
+from gateway.wire import BACKEND_HEADER
 
 __all__ = ["BACKEND_HEADER", "FALLBACK_HEADER", "ROUTE_HEADER", "SPEED_HEADER", "ProxyHandler"]
 
-BACKEND_HEADER = "x-gateway-backend"
 ROUTE_HEADER = "x-gateway-route"
 FALLBACK_HEADER = "x-gateway-fallback"
 SPEED_HEADER = "x-gateway-speed"
@@ -344,9 +345,7 @@ def plan_route(
     first = settings.backend(decision.candidates[0])
     asked = (AUTO,) if parsed.model == AUTO else (first.name, first.model, parsed.model)
     if not principal.may_use(*asked):
-        raise PermissionDenied(
-            f"This credential may not use the model `{parsed.model[:200]}`.", param="model"
-        )
+        raise model_not_allowed(parsed.model)
     tier = headers.get(SPEED_HEADER) or principal.speed_tier
     if tier is None:
         return decision, None

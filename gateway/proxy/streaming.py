@@ -15,13 +15,11 @@ from typing import TypeVar
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from gateway.errors import ClientDisconnected
+
 __all__ = ["ClientDisconnected", "RelayStreamResponse", "cancel_on_disconnect"]
 
 T = TypeVar("T")
-
-
-class ClientDisconnected(Exception):
-    """The client went away before the answer was complete."""
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied
+from gateway.permissions import allows, model_not_allowed
 from gateway.routing.features import CRASHING, RequestFeatures
 from gateway.routing.scorer import Difficulty
 from gateway.routing.settings import RoutingSettings, Rule
@@ -113,7 +114,7 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
     order = [b for b in backends if b.name == target] + [b for b in backends if b.name != target]
     candidates = [b for b in order if b.name == target or b.kind != "diffusion" or may_fall_to_diffusion]
     if request.allowed_backends is not None:
-        candidates = [b for b in candidates if b.name in request.allowed_backends]
+        candidates = [b for b in candidates if allows(request.allowed_backends, b.name)]
         if not candidates:
             raise PermissionDenied("This credential may not use any backend that can serve this request.")
     serving = [b for b in candidates if request.features.endpoint in b.endpoints]
@@ -172,10 +173,8 @@ def _wait_on(backend: BackendView) -> float:
 
 
 def _check_allowed(request: RouteInput, names: list[str]) -> None:
-    if request.allowed_backends is not None and not set(names) & request.allowed_backends:
-        raise PermissionDenied(
-            f"This credential may not use the model `{request.model[:200]}`.", param="model"
-        )
+    if not allows(request.allowed_backends, *names):
+        raise model_not_allowed(request.model)
 
 
 def _resolve(

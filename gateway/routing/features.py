@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.routing.scorer import Difficulty, ScorerModel
+from gateway.wire import DIFFUSION_UNSUPPORTED_SAMPLING
 
 __all__ = [
     "CRASHING",
@@ -26,7 +27,7 @@ __all__ = [
 ]
 
 # Sampling parameters the diffusion backend answers with a 400 (docs/backends.md).
-INCOMPATIBLE_PARAMS = ("seed", "min_p", "min_tokens", "logit_bias", "bad_words", "allowed_token_ids")
+INCOMPATIBLE_PARAMS = DIFFUSION_UNSUPPORTED_SAMPLING
 # Features that have crashed the diffusion engine (vLLM #56712 images, #45689 logprobs): never sent there.
 CRASHING = frozenset({"image", "logprobs"})
 

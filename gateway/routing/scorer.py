@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from gateway.errors import ModelError
 from gateway.routing.settings import ScorerSettings
 from gateway.routing.text import featurize
 
@@ -58,10 +59,6 @@ def request_features(newest: str, context: str) -> set[str]:
         return features
     features.update(["c:" + f for f in featurize(context[:CONTEXT_CHARS]) if not f.startswith("b:")])
     return features
-
-
-class ModelError(Exception):
-    """A scorer model file that cannot be used; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)

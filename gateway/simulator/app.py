@@ -36,11 +36,11 @@ from gateway.proxy.streaming import ClientDisconnected, RelayStreamResponse, can
 from gateway.simulator.plan import Plan, make_plan
 from gateway.simulator.settings import Fault, SimulatorSettings, Timing
 from gateway.simulator.wire import MessagesWriter, ResponsesWriter, Writer
+from gateway.wire import DIFFUSION_UNSUPPORTED_SAMPLING
 
 __all__ = ["SimulatorState", "create_simulator"]
 
 FAULT_HEADER = "x-sim-fault"
-_UNSUPPORTED_SAMPLING = ("min_p", "seed", "min_tokens", "logit_bias", "bad_words", "allowed_token_ids")
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _vllm_error(message: str, status: int, type_: str, param: str | None = None)
 def _reject_for_diffusion(payload: dict[str, Any]) -> Response | None:
     """The 400s and crashes the diffusion backend produces (docs/backends.md)."""
     temperature = payload.get("temperature")
-    bad = [k for k in _UNSUPPORTED_SAMPLING if payload.get(k) is not None]
+    bad = [k for k in DIFFUSION_UNSUPPORTED_SAMPLING if payload.get(k) is not None]
     if temperature is not None and temperature != 1.0:
         bad.insert(0, "temperature")
     if bad:

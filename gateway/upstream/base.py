@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from gateway.config import BackendSettings, TimeoutSettings
+from gateway.errors import UpstreamError
 
 T = TypeVar("T")
 
@@ -33,10 +34,6 @@ __all__ = [
     "UpstreamTooLarge",
     "bounded",
 ]
-
-
-class UpstreamError(Exception):
-    kind = "error"
 
 
 class UpstreamConnectError(UpstreamError):

@@ -15,14 +15,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from gateway.errors import DataError
 from gateway.routing.training import generators
 from gateway.routing.training.sources import Example, Source
 
 __all__ = ["DataError", "builtin_examples", "builtin_sources", "dedupe", "load_jsonl", "public_licences"]
-
-
-class DataError(ValueError):
-    """A training or evaluation file that cannot be read; the message names the file and line."""
 
 
 def builtin_sources() -> list[Source]:

@@ -1,0 +1,36 @@
+"""One uvicorn configuration for a single process and for ``gateway serve --workers`` (issue 18)."""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+
+from gateway.edge.protocol import EdgeProtocol
+from gateway.server import uvicorn_config
+
+_SHARED = (
+    "lifespan",
+    "log_config",
+    "access_log",
+    "log_level",
+    "http",
+    "timeout_keep_alive",
+    "server_header",
+    "date_header",
+    "timeout_graceful_shutdown",
+)
+
+
+def test_workers_and_one_process_get_the_same_configuration():
+    one = uvicorn_config(Starlette(), "warning")  # no edge state: uvicorn's keep-alive timeout, 5 s
+    workers = uvicorn_config(
+        "gateway.app:create_app_from_environment",
+        "warning",
+        keepalive_timeout=5,
+        loop="uvloop",
+        factory=True,
+        workers=2,
+    )
+    assert {k: getattr(one, k) for k in _SHARED} == {k: getattr(workers, k) for k in _SHARED}
+    assert one.http is EdgeProtocol and one.access_log is False and one.server_header is False
+    assert (one.loop, workers.loop) == ("none", "uvloop")
+    assert workers.factory is True and workers.workers == 2
