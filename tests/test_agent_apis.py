@@ -175,7 +175,9 @@ def test_messages_errors_use_anthropic_envelope(make_gateway):
     limited = write_key(gw.keys_file, "limited", limits={"requests_per_minute": 1})
     client = claude(gw, key=limited)
     assert wait_for(
-        lambda: httpx.post(gw.url + "/v1/models", headers={"x-api-key": limited}).status_code != 401
+        # GET: a POST to /v1/models is a 405 before any credential is read, so it never waited for the
+        # key file's reload, and under load the first request with the new key came back 401.
+        lambda: httpx.get(gw.url + "/v1/models", headers={"x-api-key": limited}).status_code == 200
     )
     client.messages.create(model="auto", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
     with pytest.raises(anthropic.RateLimitError):
