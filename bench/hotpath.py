@@ -101,7 +101,8 @@ class InMemoryUpstream:
         return None
 
 
-def build(tmp: Path) -> tuple[Callable[..., Awaitable[None]], str, Any]:
+def build(tmp: Path, **sections: Any) -> tuple[Callable[..., Awaitable[None]], str, Any]:
+    """The gateway with an in-memory upstream; ``sections`` are more configuration (usage, telemetry)."""
     keys = tmp / "keys.yaml"
     key = new_key(keys)
     settings = load_settings(
@@ -117,6 +118,7 @@ def build(tmp: Path) -> tuple[Callable[..., Awaitable[None]], str, Any]:
             },
         ],
         auth={"keys_file": str(keys)},
+        **sections,
     )
     app = create_app(settings)
     upstream = InMemoryUpstream()

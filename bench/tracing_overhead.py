@@ -32,11 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hotpath import InMemoryUpstream, _drive, _log_to_devnull  # noqa: E402
-from run import new_key  # noqa: E402
-
-from gateway.app import create_app  # noqa: E402
-from gateway.config import load_settings  # noqa: E402
+from hotpath import _drive, _log_to_devnull, build  # noqa: E402
 
 MODES = ("off", "ledger", "tracing", "tracing-unsampled")
 
@@ -62,27 +58,7 @@ def _sections(mode: str, tmp: Path, sink: str) -> dict[str, Any]:
 
 
 async def _build(mode: str, tmp: Path, sink: str) -> tuple[Any, str]:
-    keys = Path(tempfile.mkdtemp(dir=tmp)) / "keys.yaml"
-    key = new_key(keys)
-    settings = load_settings(
-        None,
-        environ={},
-        backends=[
-            {"name": "diffusion", "kind": "diffusion", "url": "http://10.0.0.1:8000", "model": "dg"},
-            {
-                "name": "autoregressive",
-                "kind": "autoregressive",
-                "url": "http://10.0.0.2:8000",
-                "model": "g4",
-            },
-        ],
-        auth={"keys_file": str(keys)},
-        **_sections(mode, tmp, sink),
-    )
-    app = create_app(settings)
-    upstream = InMemoryUpstream()
-    app._gateway.upstream = upstream
-    app._gateway.proxy._upstream = upstream
+    app, key, _ = build(Path(tempfile.mkdtemp(dir=tmp)), **_sections(mode, tmp, sink))
     if app._gateway.ledger is not None:
         app._gateway.ledger.start()
     return app, key

@@ -18,8 +18,8 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp
 
 from gateway.auth.keys import KeyFile, KeyRecord, digest, generate_key
-from gateway.cli_init import add_init_parser
 from gateway.commands import router as router_commands
+from gateway.commands.init import add_init_parser
 from gateway.config import ConfigError, Settings, load_settings
 from gateway.limits.settings import LimitSettings
 from gateway.server import bind, run, serve, uvicorn_config

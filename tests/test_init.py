@@ -14,7 +14,7 @@ import pytest
 
 from gateway.auth.keys import KeyFile, digest
 from gateway.cli import main
-from gateway.cli_init import render_config
+from gateway.commands.init import render_config
 from gateway.config import load_settings
 from tests.redis_support import free_port
 from tests.support import wait_for

@@ -1,5 +1,8 @@
 """Easy: everyday how-to and advice, paperwork, travel and money tips, recommendations, brainstorming and
 simple plans. Many carry numbers, quantities, prices and dates on purpose: none needs any computing.
+
+Over 600 lines on purpose: it is data (word lists, facts and sentence templates) with little logic;
+splitting it would scatter one source's vocabulary over several files.
 """
 
 from __future__ import annotations

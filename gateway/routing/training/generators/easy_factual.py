@@ -1,5 +1,8 @@
 """Easy: short factual questions, definitions, and "explain X simply" requests (English, French, Italian,
 Portuguese). Lookups of well-known facts: nothing to compute, even when the question holds a number or a year.
+
+Over 600 lines on purpose: it is data (word lists, facts and sentence templates) with little logic;
+splitting it would scatter one source's vocabulary over several files.
 """
 
 from __future__ import annotations

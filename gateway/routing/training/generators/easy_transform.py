@@ -3,6 +3,9 @@
 The texts (news items, work emails, product reviews, meeting notes, travel blog posts) are assembled from
 sentence templates, a few hundred to a few thousand characters, and carry numbers, dates, prices and times
 on purpose: the task is to transform them, never to compute with them.
+
+Over 600 lines on purpose: it is data (word lists, facts and sentence templates) with little logic;
+splitting it would scatter one source's vocabulary over several files.
 """
 
 from __future__ import annotations
