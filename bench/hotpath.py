@@ -34,9 +34,10 @@ sys.path.insert(0, str(ROOT))
 from run import new_key  # noqa: E402  (bench/run.py, next to this file)
 
 from gateway.app import create_app  # noqa: E402
-from gateway.config import BackendSettings, load_settings  # noqa: E402
+from gateway.config import load_settings  # noqa: E402
 from gateway.telemetry.logs import configure_logging  # noqa: E402
 from gateway.upstream.base import Deadlines, UpstreamResponse  # noqa: E402
+from gateway.upstream.settings import BackendSettings  # noqa: E402
 
 ANSWER = orjson.dumps(
     {

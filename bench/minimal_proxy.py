@@ -30,8 +30,8 @@ async def _client(name: str, url: str) -> AsyncIterator[Forward]:
     target = url + "/v1/chat/completions"
     headers = {"content-type": "application/json"}
     if name == "httptools":
-        from gateway.config import BackendSettings
         from gateway.upstream.httptools_client import HttptoolsUpstream
+        from gateway.upstream.settings import BackendSettings
 
         backend = BackendSettings(name="fake", kind="autoregressive", url=url, model="fake")
         client = HttptoolsUpstream([], limit=256)

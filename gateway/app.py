@@ -31,13 +31,13 @@ from gateway.config import ConfigError, Settings, load_settings
 from gateway.limits.limiter import Limiter
 from gateway.limits.store import build_store
 from gateway.proxy.handler import ProxyHandler
+from gateway.record import RequestRecord
 from gateway.routing.health import probe_forever
 from gateway.routing.scorer import ModelError, scorer_for
 from gateway.routing.state import BackendPool, SharedCount
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.logs import configure_logging
 from gateway.telemetry.metrics import Metrics
-from gateway.telemetry.record import RequestRecord
 from gateway.upstream import build_upstream
 from gateway.usage.ledger import Ledger
 
@@ -198,7 +198,7 @@ def _usage_and_tracing(
                 "telemetry.tracing.enabled needs the OpenTelemetry SDK: "
                 "pip install 'diffusion-gateway[tracing]'"
             ) from None
-        tracer = Tracer(settings)
+        tracer = Tracer(settings.telemetry, settings.backends)
     finishers: list[Callable[[RequestRecord, float], None]] = []
     if tracer is not None:
         finishers.append(tracer.finish)

@@ -19,13 +19,13 @@ from starlette.types import ASGIApp
 
 from gateway.auth.keys import KeyFile, KeyRecord, digest, generate_key
 from gateway.commands import router as router_commands
+from gateway.commands import usage as usage_cli
 from gateway.commands.init import add_init_parser
 from gateway.config import ConfigError, Settings, load_settings
 from gateway.limits.settings import LimitSettings
 from gateway.server import bind, run, serve, uvicorn_config
 from gateway.simulator import PROFILES, SimulatorSettings, create_simulator
 from gateway.telemetry.logs import configure_logging
-from gateway.usage import cli as usage_cli
 
 __all__ = ["main"]
 

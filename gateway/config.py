@@ -1,4 +1,4 @@
-"""Typed configuration, loaded once at start-up.
+"""Typed configuration, loaded once at start-up: the root that assembles every section.
 
 Sources, highest precedence first:
 
@@ -7,10 +7,16 @@ Sources, highest precedence first:
    addressed by its name: ``GATEWAY_BACKENDS__DIFFUSION__API_KEY=...`` sets ``api_key`` of the backend
    named ``diffusion`` (``-`` in a name is written ``_``);
 3. the YAML file named by ``--config`` or ``GATEWAY_CONFIG``;
-4. the defaults below.
+4. the defaults of each section.
 
 Everything is validated here, so a bad file fails at start-up with a message naming the key, never later
 on a request. Relative paths in the file are resolved against the file's own directory.
+
+Each section lives next to the package it configures (``auth/settings.py``, ``upstream/settings.py`` for
+``backends:``, ``routing/``, ``limits/``, ``telemetry/``, ``usage/``, ``edge/``), and those packages never
+import this module. Two sections stay here: ``server:`` and ``pacing:`` configure the layers above this
+one (the process and the proxy loop, which read the assembled :class:`Settings`), and a section of theirs
+could not be imported from here without an import upward (pyproject.toml, ``[tool.importlinter]``).
 """
 
 from __future__ import annotations
@@ -21,16 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import yaml
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    HttpUrl,
-    SecretStr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -39,36 +36,26 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from gateway.auth.settings import AuthSettings
 from gateway.edge.settings import EdgeSettings
 from gateway.errors import ConfigError
 from gateway.limits.settings import LimitSettings, StateSettings
 from gateway.routing.settings import RoutingSettings
-from gateway.telemetry.tracing_settings import TracingSettings
+from gateway.telemetry.settings import TelemetrySettings
+from gateway.upstream.settings import BackendSettings
 from gateway.usage.settings import UsageSettings
 
 __all__ = [
-    "AuthSettings",
-    "BackendSettings",
+    "CONFIG_ENV_VAR",
     "ConfigError",
-    "DiffusionSettings",
-    "JWTSettings",
     "PacingSettings",
     "ServerSettings",
     "Settings",
-    "TelemetrySettings",
-    "TierPolicy",
-    "TimeoutSettings",
     "load_settings",
 ]
 
 ENV_PREFIX = "GATEWAY_"
 CONFIG_ENV_VAR = "GATEWAY_CONFIG"
-
-# HMAC and public-key algorithms must never be mixed for one key (RFC 8725 §3.1, CVE-2022-29217).
-HMAC_ALGORITHMS = frozenset({"HS256", "HS384", "HS512"})
-PUBLIC_KEY_ALGORITHMS = frozenset(
-    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
-)
 
 
 class _Section(BaseModel):
@@ -91,167 +78,6 @@ class ServerSettings(_Section):
     # Performance): as fast as uvloop for the gateway on this machine, and fair under saturation, where
     # uvloop kept 1-2 % of requests waiting 100-700 ms at concurrency 64, a bare server included.
     loop: Literal["asyncio", "uvloop"] = "asyncio"
-
-
-class TimeoutSettings(_Section):
-    """Seconds. ``first_byte`` covers queueing plus prefill plus, on diffusion, a whole first canvas."""
-
-    connect: float = Field(5.0, gt=0)
-    first_byte: float = Field(120.0, gt=0)
-    idle: float = Field(60.0, gt=0)
-    total: float = Field(900.0, gt=0)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> TimeoutSettings:
-        if self.total < self.first_byte:
-            raise ValueError("total must be at least first_byte")
-        return self
-
-
-class DiffusionSettings(_Section):
-    """How the diffusion backend was served; the gateway labels every request it sends there with these.
-
-    They are server-wide in vLLM (docs/backends.md): the sampler and its bound come from the checkpoint's
-    generation config, the canvas and step cap from ``--diffusion-config``.
-    """
-
-    sampler: Literal["entropy_bound"] = "entropy_bound"
-    entropy_bound: float = Field(0.1, gt=0, le=10)
-    canvas_length: int = Field(256, ge=1, le=8192)
-    max_denoising_steps: int = Field(48, ge=1, le=4096)
-
-
-_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
-
-
-class BackendSettings(_Section):
-    name: str = Field(pattern=_NAME_PATTERN)
-    kind: Literal["diffusion", "autoregressive"]
-    url: HttpUrl
-    model: str = Field(min_length=1, max_length=256)
-    api_key: SecretStr | None = None
-    # What the backend was started with (--max-num-seqs); by kind when unset: DiffusionGemma is served
-    # with 4 (docs/backends.md), vLLM's own default is 256.
-    max_concurrency: int | None = Field(None, ge=1, le=100_000)
-    diffusion: DiffusionSettings | None = None
-    timeouts: TimeoutSettings = TimeoutSettings()
-    # Seconds for a typical answer before any is observed (then a moving average of what is): the
-    # spill-over decision compares it across backends. Default: the published H100 figures by kind.
-    expected_latency: float | None = Field(None, gt=0)
-    # The APIs it serves (vLLM 0.33 serves all four, docs/backends.md); requests for another API are routed
-    # elsewhere or answered 404.
-    endpoints: frozenset[Literal["chat", "completions", "responses", "messages"]] = Field(
-        frozenset({"chat", "completions", "responses", "messages"}), min_length=1
-    )
-
-    @model_validator(mode="after")
-    def _diffusion_section(self) -> BackendSettings:
-        if self.kind == "diffusion" and self.diffusion is None:
-            # Frozen model: the default is filled in through object.__setattr__ once, at validation.
-            object.__setattr__(self, "diffusion", DiffusionSettings())
-        if self.max_concurrency is None:
-            object.__setattr__(self, "max_concurrency", 4 if self.kind == "diffusion" else 256)
-        if self.kind == "autoregressive" and self.diffusion is not None:
-            raise ValueError("a 'diffusion' section is only valid on a backend of kind 'diffusion'")
-        return self
-
-    @property
-    def base_url(self) -> str:
-        return str(self.url).rstrip("/")
-
-
-class JWTSettings(_Section):
-    issuer: str = Field(min_length=1)
-    audience: str | list[str]
-    algorithms: list[str] = Field(default_factory=lambda: ["RS256"], min_length=1)
-    jwks_url: HttpUrl | None = None
-    public_key_file: Path | None = None
-    secret: SecretStr | None = None
-    # The claim that names the principal; it is required in every token.
-    principal_claim: str = Field("sub", min_length=1)
-    # The claim naming the principal's tier (auth.tiers), and the tier of tokens without that claim.
-    tier_claim: str = Field("tier", min_length=1)
-    default_tier: str | None = None
-    # Seconds, not minutes (docs/security.md).
-    leeway: float = Field(5.0, ge=0, le=120)
-    jwks_cache_seconds: float = Field(300.0, gt=0)
-    # An unknown kid refetches the JWKS at most this often (CVE-2026-48524: no unbounded refetching).
-    jwks_min_refetch_seconds: float = Field(30.0, ge=0)
-    jwks_timeout: float = Field(5.0, gt=0)
-
-    @field_validator("algorithms")
-    @classmethod
-    def _known_algorithms(cls, value: list[str]) -> list[str]:
-        for alg in value:
-            if alg not in HMAC_ALGORITHMS | PUBLIC_KEY_ALGORITHMS:
-                raise ValueError(f"unsupported algorithm {alg!r} ('none' is never accepted)")
-        return value
-
-    @model_validator(mode="after")
-    def _one_key_source(self) -> JWTSettings:
-        sources = [s for s in ("jwks_url", "public_key_file", "secret") if getattr(self, s) is not None]
-        if len(sources) != 1:
-            raise ValueError("set exactly one of jwks_url, public_key_file or secret")
-        algs = set(self.algorithms)
-        if algs & HMAC_ALGORITHMS and algs & PUBLIC_KEY_ALGORITHMS:
-            raise ValueError("HMAC (HS*) and public-key algorithms must not be mixed (RFC 8725 §3.1)")
-        if self.secret is not None and not algs <= HMAC_ALGORITHMS:
-            raise ValueError("a shared secret needs HS256, HS384 or HS512 algorithms")
-        if self.secret is None and not algs <= PUBLIC_KEY_ALGORITHMS:
-            raise ValueError("a public key or JWKS needs public-key algorithms (RS*, PS*, ES*, EdDSA)")
-        if self.secret is not None and len(self.secret.get_secret_value()) < 32:
-            raise ValueError("secret must be at least 32 characters (RFC 7518 §3.2)")
-        return self
-
-
-class TierPolicy(_Section):
-    """What a class of principals may do; a key (``tier`` in its record) or a JWT (``tier_claim``) names
-    one. Fields a key sets itself take precedence over its tier's."""
-
-    models: list[str] | None = None  # model ids, backend names or "auto" it may ask for (None: any)
-    backends: list[str] | None = None  # backends the router may send its requests to (None: any)
-    route_override: bool = True  # may choose a backend itself (x-gateway-route, aliases)
-    speed_tier: str | None = None  # a routing.speed_tiers entry applied to its diffusion requests
-    limits: LimitSettings | None = None  # overrides the limits: section for its principals
-    # Thinking: the default for chat_template_kwargs.enable_thinking (None: the server's default), whether a
-    # request may choose otherwise, and whether reasoning text is stripped from answers.
-    thinking: bool | None = None
-    thinking_override: bool = True
-    strip_reasoning: bool = False
-    # Stream pacing for its diffusion streams (None: the pacing: section's default).
-    pacing: bool | None = None
-    # Its difficulty threshold (routing.scorer): e.g. 0.8 for a bot that wants speed, 0.3 for users who
-    # want quality; None: routing.scorer.threshold, else the model's.
-    route_threshold: float | None = Field(None, gt=0, lt=1)
-    # The admin scope: reads every principal's usage (GET /v1/gateway/usage); others see their own.
-    admin: bool = False
-
-
-class AuthSettings(_Section):
-    keys_file: Path | None = None
-    jwt: JWTSettings | None = None
-    allow_anonymous: bool = False
-    # How often the key file is checked for changes (seconds); changes apply without a restart.
-    reload_interval: float = Field(2.0, gt=0)
-    tiers: dict[str, TierPolicy] = Field(default_factory=dict)
-
-
-class TelemetrySettings(_Section):
-    # Prompt and completion text in the request log: off unless an operator turns it on, and cut short.
-    log_content: bool = False
-    log_content_max_chars: int = Field(2000, ge=0)
-    # Scrape each backend's /metrics (load and diffusion counters) every routing.health_interval seconds.
-    scrape_backends: bool = True
-    # Prompt and completion text on trace spans (issue 19): off unless an operator turns it on.
-    capture_content: bool = False
-    tracing: TracingSettings = TracingSettings()
-    # GET /metrics on the main listener: a bearer token it requires (None: open), or not served there at
-    # all (then only on the operator listener, edge.operator_port, which never asks for the token).
-    metrics_token: SecretStr | None = None
-    metrics_on_main: bool = True
-    # How a key's principal is labelled in metrics: its name, a short hash of the name (names stay out
-    # of the scrape), or only its tier.
-    metrics_principal: Literal["name", "hash", "tier"] = "name"
 
 
 class PacingSettings(_Section):

@@ -15,9 +15,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.errors import GatewayError, error_response
 from gateway.proxy.headers import REQUEST_ID_HEADER, valid_request_id
+from gateway.record import RequestRecord
 from gateway.telemetry.logs import log_request
 from gateway.telemetry.metrics import Metrics
-from gateway.telemetry.record import RequestRecord
 
 __all__ = ["RequestContextMiddleware", "record_of"]
 

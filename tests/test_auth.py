@@ -141,7 +141,7 @@ def test_a_key_listed_twice_is_its_last_entry_and_a_revocation_applies_on_reload
 
 def test_tiers_apply_unless_the_key_says_otherwise(tmp_path):
     from gateway.auth.policy import build_principal
-    from gateway.config import TierPolicy
+    from gateway.auth.settings import TierPolicy
     from gateway.errors import PermissionDenied
 
     tiers = {
@@ -163,7 +163,7 @@ def test_tiers_apply_unless_the_key_says_otherwise(tmp_path):
 
 
 async def test_key_records_name_their_tier(tmp_path):
-    from gateway.config import TierPolicy
+    from gateway.auth.settings import TierPolicy
 
     path = tmp_path / "keys.yaml"
     key = write_key(path, "bot", tier="bots")
@@ -223,7 +223,7 @@ def test_principal_permissions():
 
 def test_a_tier_fills_in_what_its_key_leaves_unset_and_the_key_wins_where_it_sets():
     from gateway.auth.policy import build_principal
-    from gateway.config import TierPolicy
+    from gateway.auth.settings import TierPolicy
     from gateway.limits.settings import LimitSettings
 
     tier = TierPolicy(

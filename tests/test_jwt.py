@@ -19,8 +19,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from gateway.auth.settings import JWTSettings
 from gateway.auth.tokens import JWKSCache, JWTVerifier
-from gateway.config import JWTSettings
 from gateway.errors import AuthenticationFailed, IdentityProviderDown
 from tests.support import ServerThread
 
@@ -255,7 +255,7 @@ def test_gateway_accepts_jwt_end_to_end(idp, make_gateway):
 
 
 async def test_tier_claim_applies_the_tiers_policy(tmp_path):
-    from gateway.config import TierPolicy
+    from gateway.auth.settings import TierPolicy
     from gateway.errors import PermissionDenied
 
     secret = "0123456789abcdef0123456789abcdef-hs"

@@ -7,12 +7,12 @@ import random
 import orjson
 import pytest
 
-from gateway.config import BackendSettings
 from gateway.errors import InvalidRequest
 from gateway.proxy.body import parse_request, upstream_body
 from gateway.proxy.dialects import MARKERS
 from gateway.proxy.headers import client_response_headers, upstream_request_headers, valid_request_id
 from gateway.proxy.sse import EventSplitter, inspect_event
+from gateway.upstream.settings import BackendSettings
 
 BACKEND = BackendSettings(
     name="d", kind="diffusion", url="http://10.0.0.5:8000", model="m", api_key="backend-secret"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gateway.config import BackendSettings
 from gateway.routing.settings import BreakerSettings
 from gateway.routing.state import BackendState, CircuitBreaker
+from gateway.upstream.settings import BackendSettings
 
 
 def test_breaker_opens_then_lets_one_probe_through():

@@ -204,11 +204,11 @@ def test_content_is_logged_only_when_enabled(make_gateway, caplog, stream):
 
 
 async def test_scraped_backend_metrics_give_steps_per_canvas(diffusion_sim):
-    from gateway.config import BackendSettings
     from gateway.routing.settings import BreakerSettings
     from gateway.routing.state import BackendPool
     from gateway.telemetry.backends import BackendCollector, scrape_once
     from gateway.upstream import build_upstream
+    from gateway.upstream.settings import BackendSettings
 
     backend = BackendSettings(
         name="diffusion", kind="diffusion", url=diffusion_sim.url, model="m", api_key="sim-diffusion-key"
@@ -244,9 +244,8 @@ def test_the_request_log_fast_path_writes_the_formatter_s_line():
     import json
     import time
 
-    from gateway.proxy.sse import Usage
+    from gateway.record import DiffusionRun, RequestRecord, Usage
     from gateway.telemetry.logs import configure_logging, log_request, request_log
-    from gateway.telemetry.record import DiffusionRun, RequestRecord
 
     root = logging.getLogger()
     saved = (root.handlers[:], root.level)

@@ -10,9 +10,9 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from gateway.config import BackendSettings
 from gateway.upstream import UpstreamBroken, UpstreamConnectError, UpstreamTimeout
 from gateway.upstream.httptools_client import _HIGH_WATER, HttptoolsUpstream
+from gateway.upstream.settings import BackendSettings
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

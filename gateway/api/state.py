@@ -16,9 +16,9 @@ from gateway.config import Settings
 from gateway.limits.limiter import Limiter
 from gateway.limits.store import StateStore
 from gateway.proxy.handler import ProxyHandler
+from gateway.record import RequestRecord
 from gateway.routing.state import BackendPool
 from gateway.telemetry.metrics import Metrics
-from gateway.telemetry.record import RequestRecord
 from gateway.upstream import UpstreamClient
 from gateway.usage.ledger import Ledger
 

@@ -15,8 +15,8 @@ from starlette.datastructures import Headers
 from gateway.auth.keys import KEY_PREFIX, KeyStore
 from gateway.auth.policy import build_principal
 from gateway.auth.principal import Principal
+from gateway.auth.settings import TierPolicy
 from gateway.auth.tokens import JWTVerifier, looks_like_jwt
-from gateway.config import TierPolicy
 from gateway.errors import AuthenticationFailed
 
 __all__ = ["Authenticator"]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from gateway.auth.principal import Principal
-from gateway.config import TierPolicy
+from gateway.auth.settings import TierPolicy
 from gateway.errors import PermissionDenied
 from gateway.limits.settings import LimitSettings
 

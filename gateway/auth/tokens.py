@@ -23,7 +23,7 @@ import jwt
 
 from gateway.auth.policy import build_principal
 from gateway.auth.principal import Principal
-from gateway.config import JWTSettings, TierPolicy
+from gateway.auth.settings import JWTSettings, TierPolicy
 from gateway.errors import AuthenticationFailed, IdentityProviderDown
 
 __all__ = ["JWKSCache", "JWTVerifier", "looks_like_jwt"]
@@ -208,7 +208,7 @@ class JWTVerifier:
 
 
 def _read_public_key(path: Any) -> bytes:
-    from gateway.config import ConfigError
+    from gateway.errors import ConfigError
 
     try:
         data: bytes = path.read_bytes()

@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from gateway.auth.principal import Principal
 from gateway.errors import GatewayError
+from gateway.limits.principal import Principal
 from gateway.limits.settings import LimitSettings, StateSettings
 from gateway.limits.store import StateStore, StoreUnavailable, Window
-from gateway.telemetry.record import RequestRecord
+from gateway.record import RequestRecord
 
 __all__ = ["Admission", "Limiter", "RateLimited", "reset_header"]
 

@@ -16,7 +16,6 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-from gateway.config import BackendSettings
 from gateway.errors import GatewayError, NotFound, UpstreamFailure
 from gateway.proxy.dialects import (
     MARKERS,
@@ -28,12 +27,12 @@ from gateway.proxy.dialects import (
 )
 from gateway.proxy.headers import client_response_headers
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pace
-from gateway.proxy.sse import EventSplitter, Usage
+from gateway.proxy.sse import EventSplitter
 from gateway.proxy.streaming import RelayStreamResponse
 from gateway.proxy.thinking import strip_reasoning_body, strip_reasoning_event
+from gateway.record import RequestRecord, Usage
 from gateway.routing.quality import Answer, check_answer
 from gateway.routing.settings import QualitySettings
-from gateway.telemetry.record import RequestRecord
 from gateway.upstream import (
     UpstreamBroken,
     UpstreamClient,
@@ -41,6 +40,7 @@ from gateway.upstream import (
     UpstreamResponse,
     UpstreamTooLarge,
 )
+from gateway.upstream.settings import BackendSettings
 
 __all__ = ["Attempt", "Outcome", "raw_response"]
 

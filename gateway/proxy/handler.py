@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.auth.principal import Principal
-from gateway.config import BackendSettings, DiffusionSettings, Settings
+from gateway.config import Settings
 from gateway.errors import InvalidRequest, UpstreamFailure
 from gateway.permissions import model_not_allowed
 from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
@@ -32,11 +32,12 @@ from gateway.proxy.headers import FORWARDED, upstream_request_headers
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pacing_budget
 from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
 from gateway.proxy.thinking import apply_thinking
+from gateway.record import DiffusionRun, RequestRecord
 from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
 from gateway.routing.scorer import ScorerModel
 from gateway.routing.state import BackendPool
-from gateway.telemetry.record import DiffusionRun, RequestRecord
 from gateway.upstream import UpstreamClient
+from gateway.upstream.settings import BackendSettings, DiffusionSettings
 from gateway.wire import BACKEND_HEADER
 
 __all__ = ["BACKEND_HEADER", "FALLBACK_HEADER", "ROUTE_HEADER", "SPEED_HEADER", "ProxyHandler"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gateway.config import BackendSettings
+from gateway.upstream.settings import BackendSettings
 
 __all__ = [
     "FORWARDED",

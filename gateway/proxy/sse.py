@@ -11,7 +11,9 @@ from typing import Any
 
 import orjson
 
-__all__ = ["DONE", "EventInfo", "EventSplitter", "Usage", "error_event", "inspect_event"]
+from gateway.record import Usage
+
+__all__ = ["DONE", "EventInfo", "EventSplitter", "error_event", "inspect_event"]
 
 DONE = b"data: [DONE]\n\n"
 
@@ -71,42 +73,6 @@ def _last_boundary(data: bytes, end: int) -> int:
     lf = data.rfind(b"\n\n", 0, end)
     crlf = data.rfind(b"\r\n\r\n", 0, end)
     return max(lf + 2 if lf != -1 else 0, crlf + 4 if crlf != -1 else 0)
-
-
-@dataclass(slots=True)
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    reasoning_tokens: int = 0
-
-    @classmethod
-    def from_json(cls, usage: Any) -> Usage | None:
-        if not isinstance(usage, dict):
-            return None
-        # Chat and completions name them prompt/completion; the Responses and Anthropic Messages APIs
-        # input/output.
-        details = usage.get("completion_tokens_details") or usage.get("output_tokens_details")
-        reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
-        return cls(
-            prompt_tokens=_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
-            completion_tokens=_int(usage.get("completion_tokens", usage.get("output_tokens"))),
-            reasoning_tokens=_int(reasoning),
-        )
-
-    def merged(self, later: Usage | None) -> Usage:
-        """Anthropic streams split usage over two events (input in message_start, output in
-        message_delta, cumulative): the larger of each count."""
-        if later is None:
-            return self
-        return Usage(
-            max(self.prompt_tokens, later.prompt_tokens),
-            max(self.completion_tokens, later.completion_tokens),
-            max(self.reasoning_tokens, later.reasoning_tokens),
-        )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 @dataclass(slots=True)

@@ -16,9 +16,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
-from gateway.config import BackendSettings
 from gateway.routing.decision import BackendView
 from gateway.routing.settings import BreakerSettings
+from gateway.upstream.settings import BackendSettings
 
 __all__ = ["BackendPool", "BackendState", "CircuitBreaker", "Lease", "LeaseStore", "SharedCount"]
 

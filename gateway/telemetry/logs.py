@@ -15,7 +15,7 @@ from typing import TextIO
 
 import orjson
 
-from gateway.telemetry.record import RequestRecord
+from gateway.record import RequestRecord
 
 __all__ = ["JSONFormatter", "configure_logging", "log_request"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from gateway.telemetry.record import RequestRecord
+from gateway.record import RequestRecord
 
 __all__ = ["AUTH_REASONS", "OUTCOMES", "Metrics", "length_bucket"]
 

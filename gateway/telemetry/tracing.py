@@ -13,7 +13,8 @@ What a span never holds: the credential, any request header, and prompt text unl
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 import orjson
 from opentelemetry import trace
@@ -25,11 +26,11 @@ from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from gateway.config import BackendSettings, Settings
-from gateway.proxy.body import ProxiedRequest
-from gateway.telemetry.record import RequestRecord
+from gateway.record import RequestRecord
+from gateway.telemetry.settings import TelemetrySettings
+from gateway.upstream.settings import BackendSettings
 
-__all__ = ["AttemptSpan", "RequestTrace", "Tracer"]
+__all__ = ["AttemptSpan", "RequestTrace", "TracedRequest", "Tracer"]
 
 # gen_ai.operation.name for each API the gateway proxies.
 _OPERATION = {"chat": "chat", "completions": "text_completion", "responses": "chat", "messages": "chat"}
@@ -37,12 +38,23 @@ _TRACE_HEADERS = frozenset({"traceparent", "tracestate"})
 _PROVIDER = "vllm"
 
 
+class TracedRequest(Protocol):
+    """What a span reads of a parsed request (the proxy's ``ProxiedRequest``): a protocol, so that
+    telemetry, below the proxy, never imports it."""
+
+    @property
+    def payload(self) -> dict[str, Any]: ...
+
+    @property
+    def view(self) -> dict[str, Any]: ...
+
+
 class Tracer:
-    def __init__(self, settings: Settings) -> None:
-        tracing = settings.telemetry.tracing
-        self.capture_content = settings.telemetry.capture_content
+    def __init__(self, telemetry: TelemetrySettings, backends: Iterable[BackendSettings]) -> None:
+        tracing = telemetry.tracing
+        self.capture_content = telemetry.capture_content
         self.trust_incoming = tracing.trust_incoming
-        self._models = {b.name: b.model for b in settings.backends}
+        self._models = {b.name: b.model for b in backends}
         self.provider = TracerProvider(
             resource=Resource.create({"service.name": tracing.service_name}),
             sampler=ParentBased(TraceIdRatioBased(tracing.sample_ratio)),
@@ -101,7 +113,7 @@ class RequestTrace:
         self.span = span
         self.attempts = 0
 
-    def request(self, parsed: ProxiedRequest) -> None:
+    def request(self, parsed: TracedRequest) -> None:
         """What the client asked for; prompt text only with telemetry.capture_content."""
         span = self.span
         payload = parsed.payload

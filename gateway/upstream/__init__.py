@@ -8,7 +8,6 @@ from collections.abc import Iterable
 
 import httpx
 
-from gateway.config import BackendSettings
 from gateway.upstream.base import (
     DEFAULT_MAX_RESPONSE_BYTES,
     UpstreamBroken,
@@ -19,6 +18,7 @@ from gateway.upstream.base import (
     UpstreamTimeout,
     UpstreamTooLarge,
 )
+from gateway.upstream.settings import BackendSettings
 
 __all__ = [
     "UpstreamBroken",

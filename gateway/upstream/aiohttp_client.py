@@ -11,7 +11,6 @@ from collections.abc import Iterable
 
 import aiohttp
 
-from gateway.config import BackendSettings
 from gateway.upstream.base import (
     DEFAULT_MAX_RESPONSE_BYTES,
     Deadlines,
@@ -25,6 +24,7 @@ from gateway.upstream.base import (
     bounded,
     pool_size,
 )
+from gateway.upstream.settings import BackendSettings
 
 __all__ = ["AiohttpUpstream"]
 

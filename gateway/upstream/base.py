@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from gateway.config import BackendSettings, TimeoutSettings
 from gateway.errors import UpstreamError
+from gateway.upstream.settings import BackendSettings, TimeoutSettings
 
 T = TypeVar("T")
 

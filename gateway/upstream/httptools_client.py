@@ -27,7 +27,6 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from gateway.config import BackendSettings
 from gateway.upstream.base import (
     DEFAULT_MAX_RESPONSE_BYTES,
     Deadlines,
@@ -40,6 +39,7 @@ from gateway.upstream.base import (
     bounded,
     pool_size,
 )
+from gateway.upstream.settings import BackendSettings
 
 __all__ = ["HttptoolsUpstream"]
 

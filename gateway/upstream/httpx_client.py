@@ -7,7 +7,6 @@ from collections.abc import Iterable
 
 import httpx
 
-from gateway.config import BackendSettings
 from gateway.upstream.base import (
     DEFAULT_MAX_RESPONSE_BYTES,
     Deadlines,
@@ -20,6 +19,7 @@ from gateway.upstream.base import (
     bounded,
     pool_size,
 )
+from gateway.upstream.settings import BackendSettings
 
 __all__ = ["HttpxUpstream"]
 

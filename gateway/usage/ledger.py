@@ -7,7 +7,7 @@ import asyncio
 import logging
 from typing import Any
 
-from gateway.telemetry.record import RequestRecord
+from gateway.record import RequestRecord
 from gateway.usage.query import UsageQuery, summarize
 from gateway.usage.records import from_request
 from gateway.usage.settings import UsageSettings

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from gateway.telemetry.record import RequestRecord
+from gateway.record import RequestRecord
 
 __all__ = ["UsageRecord", "from_request"]
 

@@ -13,7 +13,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from gateway.routing.training.data import DataError
+from gateway.errors import DataError
 from gateway.routing.training.sources import Example, Label
 
 __all__ = ["CATEGORIES", "LICENCES", "load_examples"]

@@ -1,4 +1,10 @@
-"""The per-request record that the proxy fills in and the telemetry middleware reports once, at the end."""
+"""The per-request record that the proxy fills in and the telemetry middleware reports once, at the end,
+and the token usage in it.
+
+A leaf module, like ``gateway.errors`` and ``gateway.wire``: the proxy writes these types, telemetry, limits
+and the usage ledger read them, so it imports nothing from the package and none of those layers depends on
+another through it (pyproject.toml, ``[tool.importlinter]``).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,43 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.proxy.sse import Usage
+__all__ = ["DiffusionRun", "RequestRecord", "Usage"]
 
-__all__ = ["DiffusionRun", "RequestRecord"]
+
+@dataclass(slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @classmethod
+    def from_json(cls, usage: Any) -> Usage | None:
+        if not isinstance(usage, dict):
+            return None
+        # Chat and completions name them prompt/completion; the Responses and Anthropic Messages APIs
+        # input/output.
+        details = usage.get("completion_tokens_details") or usage.get("output_tokens_details")
+        reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+        return cls(
+            prompt_tokens=_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
+            completion_tokens=_int(usage.get("completion_tokens", usage.get("output_tokens"))),
+            reasoning_tokens=_int(reasoning),
+        )
+
+    def merged(self, later: Usage | None) -> Usage:
+        """Anthropic streams split usage over two events (input in message_start, output in
+        message_delta, cumulative): the larger of each count."""
+        if later is None:
+            return self
+        return Usage(
+            max(self.prompt_tokens, later.prompt_tokens),
+            max(self.completion_tokens, later.completion_tokens),
+            max(self.reasoning_tokens, later.reasoning_tokens),
+        )
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 @dataclass(frozen=True, slots=True)
