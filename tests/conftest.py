@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry
 
 from gateway.app import create_app
 from gateway.simulator import SimulatorSettings, create_simulator
-from gateway.simulator.app import SimulatorState
+from gateway.simulator.state import SimulatorState
 from tests.support import ServerThread, gateway_settings, write_key
 
 

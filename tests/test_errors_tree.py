@@ -51,7 +51,7 @@ def test_every_exception_the_package_defines_is_in_the_tree():
 def test_the_old_names_still_import_and_keep_their_bases():
     from gateway.config import ConfigError as FromConfig
     from gateway.limits.store import StoreUnavailable
-    from gateway.proxy.streaming import ClientDisconnected
+    from gateway.relay import ClientDisconnected
     from gateway.routing.scorer import ModelError
     from gateway.routing.training.data import DataError as FromData
     from gateway.upstream import UpstreamConnectError, UpstreamError

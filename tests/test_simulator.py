@@ -12,8 +12,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from gateway.simulator import PROFILES, SimulatorSettings, create_simulator
-from gateway.simulator.app import SimulatorState, _Simulator
+from gateway.simulator.app import _Simulator
 from gateway.simulator.plan import make_plan
+from gateway.simulator.state import SimulatorState
 
 MSG = {"messages": [{"role": "user", "content": "Tell me a story"}]}
 

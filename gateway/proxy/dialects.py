@@ -22,8 +22,7 @@ from typing import Any, Literal
 
 import orjson
 
-from gateway.proxy.sse import DONE, EventInfo, EventSplitter, error_event, inspect_event
-from gateway.record import Usage
+from gateway.proxy.sse import DONE, EventInfo, EventSplitter, Usage, error_event, inspect_event
 from gateway.routing.features import INCOMPATIBLE_PARAMS
 from gateway.routing.quality import Answer
 

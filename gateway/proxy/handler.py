@@ -30,9 +30,9 @@ from gateway.proxy.body import ProxiedRequest, parse_request, read_body, upstrea
 from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
 from gateway.proxy.headers import FORWARDED, upstream_request_headers
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pacing_budget
-from gateway.proxy.streaming import ClientDisconnected, cancel_on_disconnect
 from gateway.proxy.thinking import apply_thinking
 from gateway.record import DiffusionRun, RequestRecord
+from gateway.relay import ClientDisconnected, cancel_on_disconnect
 from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
 from gateway.routing.scorer import ScorerModel
 from gateway.routing.state import BackendPool

@@ -13,7 +13,8 @@ import orjson
 
 from gateway.record import Usage
 
-__all__ = ["DONE", "EventInfo", "EventSplitter", "error_event", "inspect_event"]
+# Usage lives in the gateway.record leaf; named here too, as the type the events are read into.
+__all__ = ["DONE", "EventInfo", "EventSplitter", "Usage", "error_event", "inspect_event"]
 
 DONE = b"data: [DONE]\n\n"
 

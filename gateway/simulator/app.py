@@ -1,4 +1,10 @@
-"""The simulated vLLM server: routes, wire format, queueing, fault injection, metrics.
+"""The simulated vLLM server: routes, generation and its timing, fault injection.
+
+Beside it: chat.py and wire.py write the answers (chat and completions; Responses and Messages),
+refusals.py what vLLM refuses, state.py the counters, vLLM's metrics and the sequence slots, plan.py what
+an answer will be. Like a real backend, the simulator shares no code with the gateway's layers: it reads
+the shared leaves (``gateway.wire``, ``gateway.relay``), and one exception that pyproject.toml's import
+contract names: the chat view of a Responses or Messages request, still in ``gateway.proxy.dialects``.
 
 Wire format as vLLM 0.33 writes it (docs/backends.md): OpenAI bodies, ``data: {json}\\n\\n`` SSE ending in
 ``data: [DONE]``, the usage chunk with ``"choices": []`` only when ``stream_options.include_usage`` is set,
@@ -11,128 +17,28 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
-    generate_latest,
-)
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gateway.proxy.dialects import Endpoint, chat_view
-from gateway.proxy.streaming import ClientDisconnected, RelayStreamResponse, cancel_on_disconnect
+from gateway.proxy.dialects import chat_view
+from gateway.relay import ClientDisconnected, RelayStreamResponse, cancel_on_disconnect
+from gateway.simulator.chat import Dialect, Ids, ar_pieces, sse
 from gateway.simulator.plan import Plan, make_plan
+from gateway.simulator.refusals import reject_for_diffusion, vllm_error
 from gateway.simulator.settings import Fault, SimulatorSettings, Timing
-from gateway.simulator.wire import MessagesWriter, ResponsesWriter, Writer
-from gateway.wire import DIFFUSION_UNSUPPORTED_SAMPLING
+from gateway.simulator.state import SimulatorState, Slots, VllmMetrics
 
-__all__ = ["SimulatorState", "create_simulator"]
+__all__ = ["create_simulator"]
 
 FAULT_HEADER = "x-sim-fault"
-
-
-@dataclass
-class SimulatorState:
-    """Counters that tests read directly (in-process) or through ``GET /sim/stats``."""
-
-    started: int = 0
-    completed: int = 0
-    cancelled: int = 0
-    running: int = 0
-    waiting: int = 0
-    last_headers: dict[str, str] = field(default_factory=dict)
-    last_body: dict[str, Any] = field(default_factory=dict)
-
-    def snapshot(self) -> dict[str, Any]:
-        return {
-            "started": self.started,
-            "completed": self.completed,
-            "cancelled": self.cancelled,
-            "running": self.running,
-            "waiting": self.waiting,
-        }
-
-
-class _Metrics:
-    def __init__(self, registry: CollectorRegistry, model: str, diffusion: bool) -> None:
-        labels = {"model_name": model, "engine": "0"}
-        names = list(labels)
-
-        def gauge(name: str, doc: str) -> Any:
-            return Gauge(name, doc, names, registry=registry).labels(**labels)
-
-        self.running = gauge("vllm:num_requests_running", "Requests in model execution batches.")
-        self.waiting = gauge("vllm:num_requests_waiting", "Requests waiting to be processed.")
-        self.kv_cache = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
-        self.ttft = Histogram(
-            "vllm:time_to_first_token_seconds", "Time to first token.", names, registry=registry
-        ).labels(**labels)
-        self.e2e = Histogram(
-            "vllm:e2e_request_latency_seconds", "End to end request latency.", names, registry=registry
-        ).labels(**labels)
-        self.diffusion = diffusion
-        if diffusion:
-
-            def counter(name: str, doc: str) -> Any:
-                return Counter(name, doc, names, registry=registry).labels(**labels)
-
-            self.steps = counter("vllm:diffusion_num_denoising_steps", "Denoising steps run.")
-            self.positions = counter("vllm:diffusion_num_canvas_positions", "Canvas positions denoised.")
-            self.committed = counter("vllm:diffusion_num_committed_tokens", "Tokens committed from canvases.")
-
-
-def _vllm_error(message: str, status: int, type_: str, param: str | None = None) -> Response:
-    body = {"error": {"message": message, "type": type_, "param": param, "code": status}}
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
-
-
-def _reject_for_diffusion(payload: dict[str, Any]) -> Response | None:
-    """The 400s and crashes the diffusion backend produces (docs/backends.md)."""
-    temperature = payload.get("temperature")
-    bad = [k for k in DIFFUSION_UNSUPPORTED_SAMPLING if payload.get(k) is not None]
-    if temperature is not None and temperature != 1.0:
-        bad.insert(0, "temperature")
-    if bad:
-        return _vllm_error(
-            f"{', '.join(bad)}: these sampling parameters are not yet supported with diffusion models.",
-            400,
-            "BadRequestError",
-        )
-    response_format = payload.get("response_format")
-    if payload.get("structured_outputs") is not None or (
-        isinstance(response_format, dict) and response_format.get("type") in ("json_schema", "json_object")
-    ):
-        return _vllm_error(
-            "Structured outputs are not supported with diffusion models.", 400, "BadRequestError"
-        )
-    if payload.get("logprobs") or _has_image(payload):
-        # vLLM #56712 (images) and #45689 (logprobs): the engine died instead of answering.
-        return _vllm_error(
-            "EngineCore encountered an issue. See stack trace for the root cause.", 500, "InternalServerError"
-        )
-    return None
-
-
-def _has_image(payload: dict[str, Any]) -> bool:
-    for message in payload.get("messages") or ():
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list) and any(
-            isinstance(p, dict) and p.get("type") in ("image_url", "input_image") for p in content
-        ):
-            return True
-    return False
 
 
 class _Simulator:
@@ -144,8 +50,8 @@ class _Simulator:
         self.timing: Timing = settings.resolved_timing()
         self.state = state
         self.registry = registry
-        self.metrics = _Metrics(registry, self.model, settings.kind == "diffusion")
-        self.slots = asyncio.Semaphore(settings.max_concurrency)
+        self.metrics = VllmMetrics(registry, self.model, settings.kind == "diffusion")
+        self.slots = Slots(settings.max_concurrency, state, self.metrics)
         self.created = int(time.time())
 
     # ---- routes -------------------------------------------------------------------------------------
@@ -203,15 +109,15 @@ class _Simulator:
             )
         return None
 
-    async def _generate(self, request: Request, dialect: Endpoint) -> Response:
+    async def _generate(self, request: Request, dialect: Dialect) -> Response:
         if (denied := self._check_key(request)) is not None:
             return denied
         try:
             payload = orjson.loads(await request.body())
         except orjson.JSONDecodeError:
-            return _vllm_error("Invalid JSON body.", 400, "BadRequestError")
+            return vllm_error("Invalid JSON body.", 400, "BadRequestError")
         if not isinstance(payload, dict):
-            return _vllm_error("Request body must be an object.", 400, "BadRequestError")
+            return vllm_error("Request body must be an object.", 400, "BadRequestError")
         self.state.last_headers = dict(request.headers)
         self.state.last_body = payload
         # x-sim-fault-<kind> targets one kind of backend, x-sim-fault every backend the request reaches.
@@ -221,21 +127,21 @@ class _Simulator:
         try:
             fault = Fault.parse(header) if header else None
         except ValidationError as exc:
-            return _vllm_error(f"bad {FAULT_HEADER}: {exc.errors()[0]['msg']}", 400, "BadRequestError")
+            return vllm_error(f"bad {FAULT_HEADER}: {exc.errors()[0]['msg']}", 400, "BadRequestError")
         fault = fault or self.settings.fault or Fault()
 
         if payload.get("model") != self.model:
-            return _vllm_error(
+            return vllm_error(
                 f"The model `{payload.get('model')}` does not exist.", 404, "NotFoundError", "model"
             )
         # Responses and Messages requests are answered as the equivalent chat request would be.
         view = chat_view(payload, dialect)
-        if self.settings.kind == "diffusion" and (rejected := _reject_for_diffusion(view)) is not None:
+        if self.settings.kind == "diffusion" and (rejected := reject_for_diffusion(view)) is not None:
             return rejected
         seed = orjson.dumps(view.get("messages", view.get("prompt"))).decode()
         plan = make_plan(view, self.settings, seed, fault.rough)
         if plan.prompt_tokens > self.settings.max_model_len:
-            return _vllm_error(
+            return vllm_error(
                 f"This model's maximum context length is {self.settings.max_model_len} tokens. However, your "
                 f"prompt contains {plan.prompt_tokens} input tokens. Please reduce the length of the input.",
                 400,
@@ -244,7 +150,7 @@ class _Simulator:
         options = payload.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         chat = dialect != "completions"
-        ids = _Ids(chat=chat, model=self.model, dialect=dialect)
+        ids = Ids(chat=chat, model=self.model, dialect=dialect)
         self.state.started += 1
         if payload.get("stream") is True:
             return await self._stream(request, plan, fault, ids, include_usage, chat)
@@ -254,14 +160,14 @@ class _Simulator:
             self.state.cancelled += 1
             return Response(status_code=499)
 
-    async def _unary(self, plan: Plan, fault: Fault, ids: _Ids, chat: bool) -> Response:
+    async def _unary(self, plan: Plan, fault: Fault, ids: Ids, chat: bool) -> Response:
         started = time.perf_counter()
         if fault.delay:
             await asyncio.sleep(fault.delay)
         if fault.status is not None:
             self.state.completed += 1
-            return _vllm_error("Simulated failure.", fault.status, "InternalServerError")
-        async with self._slot():
+            return vllm_error("Simulated failure.", fault.status, "InternalServerError")
+        async with self.slots:
             # A non-streaming answer leaves only when it is complete: one wait for the whole timeline.
             await _sleep(sum(self._timeline(plan)))
             self._count_diffusion(plan)
@@ -276,13 +182,13 @@ class _Simulator:
         return Response(orjson.dumps(body), media_type="application/json")
 
     async def _stream(
-        self, request: Request, plan: Plan, fault: Fault, ids: _Ids, include_usage: bool, chat: bool
+        self, request: Request, plan: Plan, fault: Fault, ids: Ids, include_usage: bool, chat: bool
     ) -> Response:
         if fault.status is not None:
             if fault.delay:
                 await asyncio.sleep(fault.delay)
             self.state.completed += 1
-            return _vllm_error("Simulated failure.", fault.status, "InternalServerError")
+            return vllm_error("Simulated failure.", fault.status, "InternalServerError")
         finished = False
 
         async def body() -> AsyncIterator[bytes]:
@@ -291,7 +197,7 @@ class _Simulator:
             if fault.delay:
                 await asyncio.sleep(fault.delay)
             sent = 0
-            async with self._slot():
+            async with self.slots:
                 for delay, chunk in zip(
                     self._timeline(plan), ids.chunks(plan, chat, self.settings.kind), strict=True
                 ):
@@ -306,7 +212,7 @@ class _Simulator:
                             finished = True
                             return
                         yield (
-                            _sse(
+                            sse(
                                 {
                                     "error": {
                                         "message": "Simulated engine failure.",
@@ -328,9 +234,9 @@ class _Simulator:
             if ids.writer is not None:
                 yield ids.writer.finish(plan)
             else:
-                yield _sse(ids.final_chunk(plan, chat))
+                yield sse(ids.final_chunk(plan, chat))
                 if include_usage:
-                    yield _sse(ids.usage_chunk(plan, chat))
+                    yield sse(ids.usage_chunk(plan, chat))
                 yield b"data: [DONE]\n\n"
             self.metrics.e2e.observe(time.perf_counter() - started)
             finished = True
@@ -352,7 +258,7 @@ class _Simulator:
             waits = [t.canvas_s * c.steps / self.settings.max_denoising_steps for c in plan.canvases]
             waits[0] += t.prefill_s
             return waits
-        n = len(_ar_pieces(plan))
+        n = len(ar_pieces(plan))
         return [t.ttft_s] + [t.token_s] * (n - 1)
 
     def _count_diffusion(self, plan: Plan) -> None:
@@ -363,9 +269,6 @@ class _Simulator:
             self.metrics.positions.inc(plan.canvas_length)
             self.metrics.committed.inc(len(canvas.reasoning) + len(canvas.content))
         self.metrics.committed.inc(plan.tool_tokens)
-
-    def _slot(self) -> _Slot:
-        return _Slot(self)
 
 
 class _Dropped(Exception):
@@ -385,164 +288,9 @@ class _BrokenResponse(Response):
         raise _Dropped("simulated dropped connection")
 
 
-class _Slot:
-    """One of ``max_concurrency`` sequences, as ``--max-num-seqs``: beyond it, requests wait."""
-
-    def __init__(self, sim: _Simulator) -> None:
-        self.sim = sim
-
-    async def __aenter__(self) -> None:
-        s, m = self.sim.state, self.sim.metrics
-        s.waiting += 1
-        m.waiting.set(s.waiting)
-        try:
-            await self.sim.slots.acquire()
-        finally:
-            s.waiting -= 1
-            m.waiting.set(s.waiting)
-        s.running += 1
-        m.running.set(s.running)
-        m.kv_cache.set(min(1.0, s.running / self.sim.settings.max_concurrency * 0.8))
-
-    async def __aexit__(self, *exc: object) -> None:
-        s, m = self.sim.state, self.sim.metrics
-        s.running -= 1
-        m.running.set(s.running)
-        m.kv_cache.set(min(1.0, s.running / self.sim.settings.max_concurrency * 0.8))
-        self.sim.slots.release()
-
-
 async def _sleep(seconds: float) -> None:
     if seconds > 0:
         await asyncio.sleep(seconds)
-
-
-def _sse(obj: dict[str, Any]) -> bytes:
-    return b"data: " + orjson.dumps(obj) + b"\n\n"
-
-
-def _ar_pieces(plan: Plan) -> list[dict[str, Any]]:
-    """Deltas for the autoregressive kind: one token each; a tool call as name, then argument pieces."""
-    pieces: list[dict[str, Any]] = [{"reasoning": t} for t in plan.reasoning]
-    pieces += [{"content": t} for t in plan.content]
-    if plan.tool_call is not None:
-        call = plan.tool_call
-        pieces.append(
-            {
-                "tool_calls": [
-                    {
-                        "id": call["id"],
-                        "type": "function",
-                        "index": 0,
-                        "function": {"name": call["name"], "arguments": ""},
-                    }
-                ]
-            }
-        )
-        args = call["arguments"]
-        for i in range(0, len(args), 8):
-            pieces.append({"tool_calls": [{"index": 0, "function": {"arguments": args[i : i + 8]}}]})
-    if not pieces:
-        pieces.append({"content": ""})
-    pieces[0] = {"role": "assistant", **pieces[0]}
-    return pieces
-
-
-class _Ids:
-    """Builds vLLM's response objects for one request."""
-
-    def __init__(self, *, chat: bool, model: str, dialect: Endpoint = "chat") -> None:
-        self.id = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex
-        self.model = model
-        self.created = int(time.time())
-        # The Responses and Messages dialects are written from the same deltas (simulator/wire.py).
-        self.writer: Writer | None = None
-        if dialect == "responses":
-            self.writer = ResponsesWriter(model)
-        elif dialect == "messages":
-            self.writer = MessagesWriter(model)
-
-    def _head(self, obj: str) -> dict[str, Any]:
-        return {"id": self.id, "object": obj, "created": self.created, "model": self.model}
-
-    def full(self, plan: Plan, chat: bool) -> dict[str, Any]:
-        if not chat:
-            choice: dict[str, Any] = {
-                "index": 0,
-                "text": "".join(plan.content),
-                "logprobs": None,
-                "finish_reason": plan.finish_reason,
-                "stop_reason": None,
-            }
-            return {**self._head("text_completion"), "choices": [choice], "usage": plan.usage()}
-        message: dict[str, Any] = {
-            "role": "assistant",
-            "content": "".join(plan.content) if plan.tool_call is None else None,
-            "reasoning": "".join(plan.reasoning) or None,
-            "tool_calls": [],
-        }
-        if plan.tool_call is not None:
-            call = plan.tool_call
-            message["tool_calls"] = [
-                {
-                    "id": call["id"],
-                    "type": "function",
-                    "function": {"name": call["name"], "arguments": call["arguments"]},
-                }
-            ]
-        choice = {
-            "index": 0,
-            "message": message,
-            "logprobs": None,
-            "finish_reason": plan.finish_reason,
-            "stop_reason": None,
-        }
-        return {**self._head("chat.completion"), "choices": [choice], "usage": plan.usage()}
-
-    def chunks(self, plan: Plan, chat: bool, kind: str) -> list[bytes]:
-        if kind == "diffusion":
-            deltas = [self._canvas_delta(plan, i) for i in range(len(plan.canvases))]
-        else:
-            deltas = _ar_pieces(plan)
-        if self.writer is not None:
-            chunks = [self.writer.delta(delta) for delta in deltas]
-            chunks[0] = self.writer.start(plan) + chunks[0]
-            return chunks
-        return [_sse(self._chunk(delta, chat)) for delta in deltas]
-
-    def _canvas_delta(self, plan: Plan, index: int) -> dict[str, Any]:
-        canvas = plan.canvases[index]
-        delta: dict[str, Any] = {"role": "assistant"} if index == 0 else {}
-        if canvas.reasoning:
-            delta["reasoning"] = "".join(canvas.reasoning)
-        if canvas.content or (not canvas.reasoning and not canvas.tool_call):
-            delta["content"] = "".join(canvas.content)
-        if canvas.tool_call and plan.tool_call is not None:
-            call = plan.tool_call
-            delta["tool_calls"] = [
-                {
-                    "id": call["id"],
-                    "type": "function",
-                    "index": 0,
-                    "function": {"name": call["name"], "arguments": call["arguments"]},
-                }
-            ]
-        return delta
-
-    def _chunk(self, delta: dict[str, Any], chat: bool, finish: str | None = None) -> dict[str, Any]:
-        if chat:
-            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-            return {**self._head("chat.completion.chunk"), "choices": [choice]}
-        text = delta.get("content", "")
-        choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
-        return {**self._head("text_completion"), "choices": [choice]}
-
-    def final_chunk(self, plan: Plan, chat: bool) -> dict[str, Any]:
-        return self._chunk({"content": ""} if chat else {}, chat, plan.finish_reason)
-
-    def usage_chunk(self, plan: Plan, chat: bool) -> dict[str, Any]:
-        obj = "chat.completion.chunk" if chat else "text_completion"
-        return {**self._head(obj), "choices": [], "usage": plan.usage()}
 
 
 def create_simulator(

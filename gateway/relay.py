@@ -4,6 +4,10 @@ A client that disconnects makes the gateway close the upstream request at once, 
 (docs/peers.md #1: LiteLLM keeps generating for clients that left). Both helpers race the work against the
 ASGI ``http.disconnect`` message instead of noticing the disconnect only at the next write, because a
 diffusion backend can be silent for a whole canvas.
+
+A shared leaf beside ``gateway.errors``: the proxy relays backends' answers with it, and the simulator
+cancels its simulated work with it when the gateway hangs up, as vLLM does; it imports nothing else from
+the package.
 """
 
 from __future__ import annotations
