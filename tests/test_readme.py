@@ -51,6 +51,7 @@ SKIP = {
     "docker ": "needs a Docker engine: tests/test_deploy.py checks compose.yaml",
     "python3 ": "the test suite, linters and examples: tests/test_examples.py, .ci/run",
     "bash .ci/run": "the whole CI",
+    "lint-imports": "the import contract: .ci/run runs it",
     "gateway router train": "needs the reader's labelled prompts: tests/test_router_training.py trains",
     "gateway usage": "reads the ledger a running gateway wrote: tests/test_usage.py runs the command",
     "gateway router eval": "needs the reader's labelled prompts: tests/test_router_training.py evaluates one",
