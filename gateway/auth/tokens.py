@@ -24,7 +24,7 @@ import jwt
 from gateway.auth.policy import build_principal
 from gateway.auth.principal import Principal
 from gateway.auth.settings import JWTSettings, TierPolicy
-from gateway.errors import AuthenticationFailed, IdentityProviderDown
+from gateway.errors import AuthenticationFailed, ConfigError, IdentityProviderDown
 
 __all__ = ["JWKSCache", "JWTVerifier", "looks_like_jwt"]
 
@@ -208,8 +208,6 @@ class JWTVerifier:
 
 
 def _read_public_key(path: Any) -> bytes:
-    from gateway.errors import ConfigError
-
     try:
         data: bytes = path.read_bytes()
     except OSError as exc:
