@@ -109,7 +109,7 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)  # frozen: _PLAIN below is one instance shared by every event
 class EventInfo:
     done: bool = False
     usage: Usage | None = None
