@@ -22,6 +22,8 @@ E. the gateway's CPU per slow connection, with nothing else running against it: 
 
 The edge settings used are printed with the results; the deadlines are shorter than the defaults so the
 run is short, and the targets scale with them (closed within its deadline + 1 s).
+
+Over 400 lines on purpose: one script for the edge suite, its abusive clients and parts sharing one report.
 """
 
 from __future__ import annotations

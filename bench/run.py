@@ -22,6 +22,8 @@ Parts:
    prompts (chat, code, tool calls from bench/data/routing_eval.jsonl) sent with routing, all to
    diffusion and all to autoregressive: mean and p95 end to end and the share per backend; and a burst
    above the diffusion backend's concurrency with spill-over on and off.
+
+Over 400 lines on purpose: one script for the whole suite, its parts sharing one harness and one report.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
@@ -49,12 +49,12 @@ __all__ = ["create_app"]
 log = logging.getLogger("gateway")
 
 
-def create_app_from_environment() -> GatewayApp:
-    """The app of one ``gateway serve --workers N`` worker: configuration from GATEWAY_CONFIG and the
-    environment, metrics aggregated across workers through PROMETHEUS_MULTIPROC_DIR."""
-    settings = load_settings()
+def create_worker_app(config: Path | None, multiprocess_dir: str) -> GatewayApp:
+    """The app of one ``gateway serve --workers N`` worker, given what the parent was given: the
+    configuration file (None: GATEWAY_CONFIG) and the directory every worker's metrics are merged from."""
+    settings = load_settings(config)
     configure_logging(settings.server.log_level)
-    return create_app(settings, multiprocess_dir=os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+    return create_app(settings, multiprocess_dir=multiprocess_dir)
 
 
 def create_app(
@@ -158,14 +158,8 @@ def create_app(
         finally:
             for task in tasks:
                 task.cancel()
-            await upstream.aclose()
-            await idp_client.aclose()
-            await store.aclose()
-            # Last: by now every request has finished, so every row and span is queued (issue 19).
-            if ledger is not None:
-                await ledger.close()
-            if tracer is not None:
-                await asyncio.to_thread(tracer.shutdown)
+            # By now every request has finished, so every ledger row and span is queued (issue 19).
+            await state.aclose()
 
     app = FastAPI(
         title="diffusion-gateway",

@@ -107,7 +107,7 @@ class RequestRecord:
     content_limit: int = 0
     # x-ratelimit-* headers for every response once admitted, and what runs when the request has ended
     # (charging tokens, giving back a concurrency slot).
-    rate_headers: list[tuple[str, str]] = field(default_factory=list)
+    rate_headers: tuple[tuple[str, str], ...] = ()
     on_end: list[Callable[[RequestRecord], Awaitable[None]]] = field(default_factory=list)
     # ---- for the usage ledger and traces (issue 19) ----
     api: str | None = None  # chat | completions | responses | messages: set on the proxied APIs only

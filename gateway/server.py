@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import socket
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import uvicorn
@@ -31,7 +31,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def uvicorn_config(
-    app: ASGIApp | str,
+    app: ASGIApp | str | Callable[[], ASGIApp],
     log_level: str = "info",
     *,
     keepalive_timeout: float | None = None,
@@ -41,8 +41,9 @@ def uvicorn_config(
     """The one uvicorn configuration, for an app in this process and for ``gateway serve --workers``.
 
     In this process ``app`` is the app itself, on the loop :func:`run` started (``loop="none"``), and the
-    keep-alive timeout is read from its edge state. Workers get an app factory's import string, their
-    loop (``server.loop``), the keep-alive timeout from the settings, and ``factory``/``workers`` options.
+    keep-alive timeout is read from its edge state. Workers get an app factory (picklable: it crosses to
+    each worker process), their loop (``server.loop``), the keep-alive timeout from the settings, and
+    ``factory``/``workers`` options.
     """
     if keepalive_timeout is None:
         edge = None if isinstance(app, str) else edge_of(app)

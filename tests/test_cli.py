@@ -122,6 +122,48 @@ def test_check_config_rejects_no_auth_and_bad_values(tmp_path, capsys):
     assert "holds no usable key" in capsys.readouterr().err
 
 
+def test_check_config_closes_the_clients_it_made(tmp_path, monkeypatch, capsys):
+    """The app it builds holds httpx clients (upstream, identity provider) and a Redis connection pool
+    (rate windows and leases): each is closed before the command returns (issue 18)."""
+    import httpx
+    from redis.asyncio import ConnectionPool
+
+    made: list[object] = []
+    closed: list[object] = []
+
+    def track(cls: type, close: str) -> None:
+        init, aclose = cls.__init__, getattr(cls, close)
+
+        def tracked_init(self, *args, **kwargs) -> None:
+            made.append(self)
+            init(self, *args, **kwargs)
+
+        async def tracked_close(self, *args, **kwargs) -> None:
+            closed.append(self)
+            await aclose(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "__init__", tracked_init)
+        monkeypatch.setattr(cls, close, tracked_close)
+
+    track(httpx.AsyncClient, "aclose")
+    track(ConnectionPool, "aclose")
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "server": {"upstream_client": "httpx"},
+                "backends": [{"name": "d", "kind": "diffusion", "url": "http://127.0.0.1:1", "model": "m"}],
+                "auth": {"allow_anonymous": True},
+                "state": {"redis_url": "redis://127.0.0.1:1/0"},
+            }
+        )
+    )
+    assert main(["check-config", "--config", str(config)]) == 0
+    kinds = sorted(type(m).__name__ for m in made)
+    assert kinds == ["AsyncClient", "AsyncClient", "ConnectionPool"]
+    assert all(any(c is m for c in closed) for m in made), [type(m).__name__ for m in made if m not in closed]
+
+
 def test_serve_fails_fast_with_a_message(tmp_path):
     config = tmp_path / "gateway.yaml"
     config.write_text("backends: []\n")
@@ -192,3 +234,20 @@ def test_check_config_masks_the_redis_url_metrics_token_and_url_credentials(tmp_
     for secret in ("redis-very-secret", "metrics-very-secret", "backend-pass", "jwks-pass", "jwks-user"):
         assert secret not in out
     assert "idp.example/jwks.json" in out and "127.0.0.1:1" in out
+
+
+def test_the_workers_metrics_directory_is_in_the_environment_only_while_they_run(monkeypatch):
+    """The one environment write `gateway serve --workers` keeps (prometheus-client reads its directory
+    from there only): undone afterwards, and an operator's own directory left as it was."""
+    import os
+
+    from gateway.commands.serve import _workers_environment
+
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    with _workers_environment("/run/metrics"):
+        assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == "/run/metrics"
+    assert "PROMETHEUS_MULTIPROC_DIR" not in os.environ
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "/operator/dir")
+    with pytest.raises(RuntimeError), _workers_environment("/operator/dir"):
+        raise RuntimeError("a worker failed")
+    assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == "/operator/dir"

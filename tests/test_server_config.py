@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import pickle
+
 from starlette.applications import Starlette
 
+from gateway.app import create_worker_app
 from gateway.edge.protocol import EdgeProtocol
 from gateway.server import uvicorn_config
 
@@ -23,7 +27,7 @@ _SHARED = (
 def test_workers_and_one_process_get_the_same_configuration():
     one = uvicorn_config(Starlette(), "warning")  # no edge state: uvicorn's keep-alive timeout, 5 s
     workers = uvicorn_config(
-        "gateway.app:create_app_from_environment",
+        functools.partial(create_worker_app, None, "/nonexistent"),
         "warning",
         keepalive_timeout=5,
         loop="uvloop",
@@ -34,3 +38,6 @@ def test_workers_and_one_process_get_the_same_configuration():
     assert one.http is EdgeProtocol and one.access_log is False and one.server_header is False
     assert (one.loop, workers.loop) == ("none", "uvloop")
     assert workers.factory is True and workers.workers == 2
+    # The factory reaches each worker process pickled (uvicorn starts them with multiprocessing's spawn).
+    factory = pickle.loads(pickle.dumps(workers.app))  # noqa: S301  # our own bytes
+    assert factory.func is create_worker_app and factory.args == (None, "/nonexistent")

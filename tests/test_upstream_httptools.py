@@ -1,4 +1,4 @@
-"""The default upstream client (gateway/upstream/httptools_client.py) against scripted HTTP servers on
+"""The default upstream client (gateway/upstream/httptools_client/) against scripted HTTP servers on
 loopback: keep-alive reuse, the stale-connection retry, framing, back-pressure, errors and the pool bound.
 The proxy's behaviour on top of it is covered end to end by the rest of the suite, which runs on it."""
 
@@ -11,7 +11,8 @@ from contextlib import asynccontextmanager
 import pytest
 
 from gateway.upstream import UpstreamBroken, UpstreamConnectError, UpstreamTimeout
-from gateway.upstream.httptools_client import _HIGH_WATER, HttptoolsUpstream
+from gateway.upstream.httptools_client import HttptoolsUpstream
+from gateway.upstream.httptools_client.response import _HIGH_WATER
 from gateway.upstream.settings import BackendSettings
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -245,7 +246,7 @@ async def test_abandoned_answers_close_their_connection(client):
 async def test_an_answered_stream_keeps_its_connection_once_the_message_ends(client, monkeypatch):
     """[DONE] seen, the last empty chunk still in flight: the connection goes back to the pool when it
     arrives, and is closed when it does not come in time (or more than a message's end comes)."""
-    monkeypatch.setattr("gateway.upstream.httptools_client._DRAIN_SECONDS", 0.2)
+    monkeypatch.setattr("gateway.upstream.httptools_client.response._DRAIN_SECONDS", 0.2)
     tails = [b"0\r\n\r\n", b"", b"%x\r\n%s\r\n" % (100_000, b"z" * 100_000)]
     ended = asyncio.Event()
 

@@ -47,6 +47,10 @@ class GatewayApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._entry(scope, receive, send)
 
+    async def aclose(self) -> None:
+        """Close the clients the app holds, for an app whose lifespan never ran (its shutdown does this)."""
+        await self._gateway.aclose()
+
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         endpoint = _HOT.get(scope["path"]) if scope["type"] == "http" else None
         if endpoint is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,18 @@ class GatewayState:
     ledger: Ledger | None = None
     tracer: Tracer | None = None
     finishers: tuple[Callable[[RequestRecord, float], None], ...] = ()
+
+    async def aclose(self) -> None:
+        """Close what the app factory opened: the upstream, identity-provider and state-store clients, then
+        the ledger (its queued rows written) and the tracer. At shutdown, once every request has finished;
+        and by commands that build the app without serving it (``gateway check-config``)."""
+        await self.upstream.aclose()
+        await self.idp_client.aclose()
+        await self.store.aclose()
+        if self.ledger is not None:
+            await self.ledger.close()
+        if self.tracer is not None:
+            await asyncio.to_thread(self.tracer.shutdown)
 
     @staticmethod
     def json(body: Any, status: int = 200) -> Response:

@@ -1,1 +1,1 @@
-"""The ``gateway`` command's subcommands that live in modules of their own."""
+"""The ``gateway`` command's subcommands, one module each."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from gateway.auth.keys import KeyFile
 from gateway.config import ConfigError, load_settings
 
-__all__ = ["add_init_parser", "init", "render_config"]
+__all__ = ["add_parser", "init", "render_config"]
 
 CONFIG_NAME = "gateway.yaml"
 KEYS_NAME = "keys.yaml"
@@ -65,7 +65,7 @@ auth:
 """
 
 
-def add_init_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``gateway init`` on the ``gateway`` command's subparsers."""
     p = sub.add_parser("init", help="write a starter gateway.yaml and keys.yaml into a directory")
     p.add_argument("--dir", type=Path, default=Path("."), help="where to write them (default: here)")

@@ -21,7 +21,7 @@ import math
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gateway.errors import GatewayError
@@ -30,7 +30,7 @@ from gateway.limits.settings import LimitSettings, StateSettings
 from gateway.limits.store import StateStore, StoreUnavailable, Window
 from gateway.record import RequestRecord
 
-__all__ = ["Admission", "Limiter", "RateLimited", "reset_header"]
+__all__ = ["UNLIMITED", "Admission", "Limiter", "RateLimited", "reset_header"]
 
 log = logging.getLogger("gateway.limits")
 
@@ -61,9 +61,12 @@ def reset_header(seconds: float) -> str:
     return f"{minutes}m{rest}s"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Admission:
-    headers: list[tuple[str, str]] = field(default_factory=list)
+    """What admitting one request gave it: its ``x-ratelimit-*`` headers and what to run at its end.
+    Immutable, so the one unlimited admission below can be handed to every request without limits."""
+
+    headers: tuple[tuple[str, str], ...] = ()
     _finish: Callable[[RequestRecord], object] | None = None
 
     async def finish(self, record: RequestRecord) -> None:
@@ -73,7 +76,7 @@ class Admission:
                 await result
 
 
-_UNLIMITED = Admission()
+UNLIMITED = Admission()
 
 
 class Limiter:
@@ -107,10 +110,10 @@ class Limiter:
 
     async def admit(self, principal: Principal) -> Admission:
         if principal.limits is None and not self._defaults_apply:
-            return _UNLIMITED  # the common case without limits: no work on the hot path
+            return UNLIMITED  # the common case without limits: no work on the hot path
         limits = self.limits_for(principal)
         if not limits.any:
-            return _UNLIMITED
+            return UNLIMITED
         who = self._who(principal)
         try:
             return await self._admit(principal, limits, who)
@@ -120,7 +123,7 @@ class Limiter:
                 raise LimiterUnavailable(
                     "Rate limiting is unavailable, so the gateway is refusing requests; retry shortly."
                 ) from None
-            return _UNLIMITED
+            return UNLIMITED
 
     def _who(self, principal: Principal) -> str:
         # Store keys, not metric labels: a JWT subject is fine here (it is not a secret, and Redis keys
@@ -205,7 +208,7 @@ class Limiter:
                 # The slot frees itself when its lease expires; the tokens are lost to the count.
                 self._unavailable("finish", exc)
 
-        return Admission(headers=headers, _finish=finish)
+        return Admission(headers=tuple(headers), _finish=finish)
 
     async def _renew(self, key: str, lease: str) -> None:
         """Keep a long request's slot: renew its lease well before it expires."""

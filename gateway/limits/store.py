@@ -117,12 +117,10 @@ class MemoryLeases:
 
 
 class RedisLeases:
-    def __init__(self, url: str, timeout: float, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, pool: Any, clock: Callable[[], float] = time.time) -> None:
         import redis.asyncio as redis
 
-        self._client: Any = redis.Redis.from_url(
-            url, socket_timeout=timeout, socket_connect_timeout=timeout, retry_on_timeout=False
-        )
+        self._client: Any = redis.Redis(connection_pool=pool)
         self._acquire = self._client.register_script(_ACQUIRE)
         self._release = self._client.register_script(_RELEASE)
         self._renew = self._client.register_script(_RENEW)
@@ -146,7 +144,8 @@ class RedisLeases:
         await self._client.ping()
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        # The pool is the store's one pool (build_store): closing it closes the rate windows' connections too.
+        await self._client.aclose(close_connection_pool=True)
 
 
 class StateStore:
@@ -230,11 +229,17 @@ class StateStore:
 def build_store(redis_url: str | None, *, prefix: str, timeout: float) -> StateStore:
     if redis_url is None:
         return StateStore(MemoryStorage(), MemoryLeases(), prefix=prefix, timeout=timeout)
+    import redis.asyncio as redis
+
+    # One connection pool for the rate windows (the limits library's client) and the leases (ours), so
+    # that closing the store closes every Redis connection it opened: the library has no close of its own.
+    pool = redis.ConnectionPool.from_url(
+        redis_url, socket_timeout=timeout, socket_connect_timeout=timeout, retry_on_timeout=False
+    )
     storage = RedisStorage(
         redis_url.replace("redis://", "async+redis://", 1).replace("rediss://", "async+rediss://", 1),
         implementation="redispy",
         key_prefix=f"{prefix}:rl",
-        socket_timeout=timeout,
-        socket_connect_timeout=timeout,
+        connection_pool=pool,  # type: ignore[arg-type]  # documented; its **options annotation is narrower
     )
-    return StateStore(storage, RedisLeases(redis_url, timeout), prefix=prefix, timeout=timeout)
+    return StateStore(storage, RedisLeases(pool), prefix=prefix, timeout=timeout)

@@ -13,10 +13,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-from starlette.responses import Response
-
-from gateway.errors import GatewayError, NotFound, UpstreamFailure
 from gateway.proxy.dialects import (
     MARKERS,
     Endpoint,
@@ -25,7 +21,9 @@ from gateway.proxy.dialects import (
     inspect,
     stream_failure,
 )
+from gateway.proxy.dialects.base import json_or_none
 from gateway.proxy.headers import client_response_headers
+from gateway.proxy.outcome import Outcome, failed, from_status, raw_response
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pace
 from gateway.proxy.sse import EventSplitter
 from gateway.proxy.thinking import strip_reasoning_body, strip_reasoning_event
@@ -38,36 +36,14 @@ from gateway.upstream import (
     UpstreamClient,
     UpstreamError,
     UpstreamResponse,
-    UpstreamTooLarge,
 )
 from gateway.upstream.settings import BackendSettings
 
-__all__ = ["Attempt", "Outcome", "raw_response"]
+__all__ = ["CLIENT_CLOSED", "Attempt"]
 
 # 499: nginx's code for "client closed request"; nobody receives it, the request log does.
 CLIENT_CLOSED = 499
 _SSE_HEADERS = [("cache-control", "no-cache"), ("x-accel-buffering", "no")]
-
-_FAILURES: dict[str, tuple[int, str, str]] = {
-    "connect": (503, "backend_unavailable", "The backend could not be reached."),
-    "timeout": (504, "backend_timeout", "The backend did not answer in time."),
-    "broken": (502, "backend_error", "The backend's answer was broken off."),
-}
-
-
-@dataclass(slots=True)
-class Outcome:
-    response: Response | None = None
-    error: GatewayError | None = None
-    retry: str | None = None  # why another backend could do better
-    backend_failed: bool = False  # counts against the circuit breaker
-    outcome: str = "ok"  # for the request record
-
-
-def raw_response(data: bytes, status: int, headers: list[tuple[str, str]]) -> Response:
-    response = Response(data, status_code=status)
-    response.raw_headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
-    return response
 
 
 @dataclass(slots=True)
@@ -128,12 +104,12 @@ class Attempt:
             finally:
                 await response.aclose()
         except UpstreamError as exc:
-            return _failed(exc, self.backend)
+            return failed(exc, self.backend)
         if response.status != 200:
-            return _status(response.status, data, self.backend)
+            return from_status(response.status, data, self.backend)
         if _encoded(response.headers):
-            return _failed(UpstreamBroken("encoded answer"), self.backend)
-        body = _json(data)
+            return failed(UpstreamBroken("encoded answer"), self.backend)
+        body = json_or_none(data)
         self.record.usage = Usage.from_json(body.get("usage")) if isinstance(body, dict) else None
         if self.strip_reasoning:
             data = strip_reasoning_body(data)
@@ -173,25 +149,25 @@ class Attempt:
                 self.backend, self.path, body=self.body, headers=headers, stream=True
             )
         except UpstreamError as exc:
-            return _failed(exc, self.backend), None, []
+            return failed(exc, self.backend), None, []
         try:
             if response.status != 200:
                 data = await response.read()
                 await response.aclose()
-                return _status(response.status, data, self.backend), None, []
+                return from_status(response.status, data, self.backend), None, []
             if _encoded(response.headers):
                 await response.aclose()
-                return _failed(UpstreamBroken("encoded answer"), self.backend), None, []
+                return failed(UpstreamBroken("encoded answer"), self.backend), None, []
             held, answer = await self._hold(response)
         except UpstreamError as exc:
             await response.aclose()
-            return _failed(exc, self.backend), None, []
+            return failed(exc, self.backend), None, []
         except BaseException:
             await response.aclose()
             raise
         if not held:
             await response.aclose()
-            return _failed(UpstreamBroken("empty stream"), self.backend), None, []
+            return failed(UpstreamBroken("empty stream"), self.backend), None, []
         if self.quality is not None and answer is not None:
             rough = check_answer(answer, self.request_payload, self.quality)
             if rough is not None:
@@ -327,13 +303,6 @@ def _abandoned(record: RequestRecord) -> None:
     record.usage_estimated = True
 
 
-def _json(data: bytes) -> Any:
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-
-
 def _span_outcome(outcome: Outcome | None) -> str:
     """What an attempt's span reports: why another backend was tried, else the outcome."""
     if outcome is None:
@@ -353,66 +322,3 @@ def _encoded(headers: list[tuple[str, str]]) -> bool:
     return any(
         k.lower() == "content-encoding" and v.strip().lower() not in ("", "identity") for k, v in headers
     )
-
-
-def _failed(exc: UpstreamError, backend: BackendSettings) -> Outcome:
-    if isinstance(exc, UpstreamTooLarge):
-        # The backend is not failing and another one would answer as much: no retry, no breaker count.
-        error = UpstreamFailure(
-            "The backend's answer is larger than the gateway's limit.",
-            status=502,
-            code="backend_answer_too_large",
-            backend=backend.name,
-        )
-        return Outcome(error=error, outcome="upstream_broken")
-    status, code, message = _FAILURES.get(exc.kind, _FAILURES["broken"])
-    error = UpstreamFailure(message, status=status, code=code, backend=backend.name)
-    return Outcome(error=error, retry=exc.kind, backend_failed=True, outcome=f"upstream_{exc.kind}")
-
-
-def _status(status: int, data: bytes, backend: BackendSettings) -> Outcome:
-    """A backend's non-200 answer: the caller's own mistakes pass through; the backend's do not."""
-    if status in (401, 403):
-        # The backend refused the gateway's own key: a misconfiguration, not the caller's fault.
-        error = UpstreamFailure(
-            "The backend refused the gateway's credentials.",
-            status=502,
-            code="backend_auth",
-            backend=backend.name,
-        )
-        return Outcome(error=error, retry="backend_auth", backend_failed=True, outcome="upstream_status")
-    if status >= 500:
-        error = UpstreamFailure(
-            "The backend failed to answer the request.",
-            status=503 if status == 503 else 502,
-            code="backend_error",
-            backend=backend.name,
-        )
-        return Outcome(error=error, retry=f"status_{status}", backend_failed=True, outcome="upstream_status")
-    if status == 404 and _route_missing(data):
-        # The backend has no such route at all (an older vLLM without /v1/responses or /v1/messages):
-        # another backend may serve it; the caller gets a 404 that says so, not FastAPI's bare detail.
-        missing = NotFound(f"The backend {backend.name} does not serve this API.", code="endpoint_not_served")
-        return Outcome(error=missing, retry="unserved", outcome="client_error")
-    response = raw_response(_envelope(data, status), status, [("content-type", "application/json")])
-    if status == 429:
-        # The backend is overloaded, not broken: another may answer; the breaker is left alone.
-        return Outcome(response=response, retry="status_429", outcome="upstream_status")
-    return Outcome(response=response, outcome="client_error")
-
-
-def _route_missing(data: bytes) -> bool:
-    body = _json(data)
-    return isinstance(body, dict) and body.get("detail") == "Not Found" and "error" not in body
-
-
-def _envelope(data: bytes, status: int) -> bytes:
-    """vLLM's error body if it already is an OpenAI envelope, else one built around its message."""
-    body = _json(data)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return data
-    message = body.get("message") if isinstance(body, dict) else None
-    if not isinstance(message, str):
-        message = f"The backend rejected the request (HTTP {status})."
-    error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
-    return orjson.dumps({"error": error})

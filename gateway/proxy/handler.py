@@ -25,10 +25,11 @@ from gateway.auth.principal import Principal
 from gateway.config import Settings
 from gateway.errors import InvalidRequest, UpstreamFailure
 from gateway.permissions import model_not_allowed
-from gateway.proxy.attempt import CLIENT_CLOSED, Attempt, Outcome
+from gateway.proxy.attempt import CLIENT_CLOSED, Attempt
 from gateway.proxy.body import ProxiedRequest, parse_request, read_body, upstream_body
 from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
 from gateway.proxy.headers import FORWARDED, upstream_request_headers
+from gateway.proxy.outcome import Outcome
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pacing_budget
 from gateway.proxy.thinking import apply_thinking
 from gateway.record import DiffusionRun, RequestRecord

@@ -76,7 +76,7 @@ def _last_boundary(data: bytes, end: int) -> int:
     return max(lf + 2 if lf != -1 else 0, crlf + 4 if crlf != -1 else 0)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)  # frozen: _PLAIN below is one instance shared by every event
 class EventInfo:
     done: bool = False
     usage: Usage | None = None

@@ -1,6 +1,8 @@
 # ruff: noqa: E501 (prompt templates read best as one line each)
 """Hard prompts that need a chain of reasoning in plain words: causal and counterfactual questions,
 algorithm and concurrency analysis without code, and multi-step planning under constraints.
+
+Over 400 lines on purpose: mostly templates and word lists, each beside the generator that uses it.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 
 Every puzzle is built from a hidden solution and checked by brute force to have exactly one answer, so
 the prompt really needs several inference steps (no clue states the answer on its own).
+
+Over 400 lines on purpose: four puzzle kinds, each one's vocabulary beside its builder and checker.
 """
 
 from __future__ import annotations

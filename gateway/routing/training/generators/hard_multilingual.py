@@ -4,6 +4,8 @@ time arithmetic, orderings, navigation and syllogisms; also the per-language phr
 hard_multilingual_maths (lead-ins, closings, system prompts, follow-ups, number words).
 
 They exist so that language is not a proxy for difficulty: the easy side has its own non-English sources.
+
+Over 400 lines on purpose: mostly per-language phrase tables, each beside the puzzle that uses it.
 """
 
 from __future__ import annotations

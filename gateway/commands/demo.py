@@ -1,0 +1,92 @@
+"""``gateway demo``: two simulated backends and the gateway in one process on loopback, with a development
+key that lives as long as the demo."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import socket
+import tempfile
+from pathlib import Path
+
+from starlette.types import ASGIApp
+
+from gateway.commands.keys import add_key
+from gateway.config import Settings
+from gateway.server import bind, run, serve
+from gateway.simulator import PROFILES, SimulatorSettings, create_simulator
+from gateway.telemetry.logs import configure_logging
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("demo", help="simulated backends + gateway on loopback, with a development key")
+    p.add_argument("--port", type=int, default=8080, help="the gateway's port (default 8080)")
+    p.add_argument("--profile", choices=sorted(PROFILES), default="h100", help="simulated timing profile")
+    p.set_defaults(func=_demo)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from gateway.app import create_app
+
+    configure_logging("warning")
+    host = "127.0.0.1"
+    sims = {
+        kind: SimulatorSettings(kind=kind, profile=args.profile) for kind in ("diffusion", "autoregressive")
+    }
+    sockets = {kind: bind(host, 0) for kind in sims}
+    gateway_socket = bind(host, args.port)
+    with tempfile.TemporaryDirectory(prefix="gateway-demo-") as tmp:
+        keys_file = Path(tmp) / "keys.yaml"
+        key = add_key(keys_file, "demo", expires=None)
+        settings = Settings(
+            backends=[
+                {
+                    "name": kind,
+                    "kind": kind,
+                    "url": f"http://{host}:{sockets[kind].getsockname()[1]}",
+                    "model": sim.resolved_model(),
+                    "max_concurrency": sim.max_concurrency,
+                }
+                for kind, sim in sims.items()
+            ],
+            auth={"keys_file": str(keys_file)},
+            usage={"url": f"sqlite:///{Path(tmp) / 'usage.db'}"},  # gone with the demo, as its key is
+            # The simulators' fault injection header (README "Simulator") is forwarded in the demo.
+            edge={"forward_headers": ["x-sim-fault", "x-sim-fault-diffusion", "x-sim-fault-autoregressive"]},
+        )
+        apps: list[tuple[ASGIApp, socket.socket]] = [
+            (create_simulator(sim)[0], sockets[kind]) for kind, sim in sims.items()
+        ]
+        apps.append((create_app(settings), gateway_socket))
+        base = f"http://{host}:{gateway_socket.getsockname()[1]}/v1"
+        print(_banner(base, key, args.profile), flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            run(serve(apps, "warning"))
+    return 0
+
+
+def _banner(base: str, key: str, profile: str) -> str:
+    body = '{"model": "auto", "messages": [{"role": "user", "content": "Hello!"}]}'
+    return f"""
+Gateway ready at {base} in front of two simulated vLLM backends ({profile} timings).
+Development API key (shown once, valid while this demo runs):
+
+    {key}
+
+Try it with curl:
+
+    curl {base}/chat/completions -H "Authorization: Bearer {key}" \\
+      -H "Content-Type: application/json" -d '{body}'
+
+or with the OpenAI SDK (pip install openai):
+
+    from openai import OpenAI
+    client = OpenAI(base_url="{base}", api_key="{key}")
+    hello = [{{"role": "user", "content": "Hello!"}}]
+    reply = client.chat.completions.with_raw_response.create(model="auto", messages=hello)
+    print(reply.headers["x-gateway-backend"], reply.parse().choices[0].message.content)
+
+Press Ctrl-C to stop.
+"""
