@@ -6,7 +6,13 @@ it without depending on another.
 
 from __future__ import annotations
 
-__all__ = ["BACKEND_HEADER", "DIFFUSION_UNSUPPORTED_SAMPLING"]
+from typing import Literal
+
+__all__ = ["BACKEND_HEADER", "DIFFUSION_UNSUPPORTED_SAMPLING", "Endpoint"]
+
+# The four APIs vLLM serves and the gateway proxies: chat and completions (OpenAI's), Responses (OpenAI's
+# newer API) and Messages (Anthropic's).
+Endpoint = Literal["chat", "completions", "responses", "messages"]
 
 # The response header naming the backend that answered (or failed): set by the proxy, kept on errors.
 BACKEND_HEADER = "x-gateway-backend"

@@ -13,7 +13,8 @@ import orjson
 import pytest
 
 from gateway.app import create_app
-from gateway.proxy.dialects import answer_of_body, answer_of_events, chat_view, inspect
+from gateway.chat_view import chat_view
+from gateway.proxy.dialects import answer_of_body, answer_of_events, inspect
 from gateway.routing import extract_features
 from gateway.simulator import SimulatorSettings, create_simulator
 from tests.support import (

@@ -13,8 +13,9 @@ from typing import Any
 import orjson
 from starlette.requests import ClientDisconnect, Request
 
+from gateway.chat_view import chat_view
 from gateway.errors import ClientClosedRequest, InvalidRequest, PayloadTooLarge
-from gateway.proxy.dialects import OUTPUT_LIMITS, REQUIRED, Endpoint, chat_view
+from gateway.proxy.dialects import OUTPUT_LIMITS, REQUIRED, Endpoint
 from gateway.proxy.encoding import decode_body
 from gateway.proxy.validate import validate_parameters
 
@@ -32,7 +33,7 @@ class ProxiedRequest:
 
     @property
     def view(self) -> dict[str, Any]:
-        """The request as chat messages and tools, for routing and quality checks (dialects.chat_view):
+        """The request as chat messages and tools, for routing and quality checks (gateway.chat_view):
         the payload itself for chat and completions, a fresh reading of it for the other APIs, so it
         always reflects what the gateway changed (thinking)."""
         return chat_view(self.payload, self.endpoint)

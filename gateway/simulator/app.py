@@ -3,8 +3,8 @@
 Beside it: chat.py and wire.py write the answers (chat and completions; Responses and Messages),
 refusals.py what vLLM refuses, state.py the counters, vLLM's metrics and the sequence slots, plan.py what
 an answer will be. Like a real backend, the simulator shares no code with the gateway's layers: it reads
-the shared leaves (``gateway.wire``, ``gateway.relay``), and one exception that pyproject.toml's import
-contract names: the chat view of a Responses or Messages request, still in ``gateway.proxy.dialects``.
+the shared leaves only (``gateway.wire``, ``gateway.relay``, ``gateway.chat_view``), as pyproject.toml's
+import contract checks.
 
 Wire format as vLLM 0.33 writes it (docs/backends.md): OpenAI bodies, ``data: {json}\\n\\n`` SSE ending in
 ``data: [DONE]``, the usage chunk with ``"choices": []`` only when ``stream_options.include_usage`` is set,
@@ -28,13 +28,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gateway.proxy.dialects import chat_view
+from gateway.chat_view import chat_view
 from gateway.relay import ClientDisconnected, RelayStreamResponse, cancel_on_disconnect
-from gateway.simulator.chat import Dialect, Ids, ar_pieces, sse
+from gateway.simulator.chat import Ids, ar_pieces, sse
 from gateway.simulator.plan import Plan, make_plan
 from gateway.simulator.refusals import reject_for_diffusion, vllm_error
 from gateway.simulator.settings import Fault, SimulatorSettings, Timing
 from gateway.simulator.state import SimulatorState, Slots, VllmMetrics
+from gateway.wire import Endpoint
 
 __all__ = ["create_simulator"]
 
@@ -109,7 +110,7 @@ class _Simulator:
             )
         return None
 
-    async def _generate(self, request: Request, dialect: Dialect) -> Response:
+    async def _generate(self, request: Request, dialect: Endpoint) -> Response:
         if (denied := self._check_key(request)) is not None:
             return denied
         try:

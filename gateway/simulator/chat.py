@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 
 from gateway.simulator.plan import Plan
 from gateway.simulator.wire import MessagesWriter, ResponsesWriter, Writer
+from gateway.wire import Endpoint
 
-__all__ = ["Dialect", "Ids", "ar_pieces", "sse"]
-
-# The APIs the simulator serves, as vLLM does (docs/backends.md).
-Dialect = Literal["chat", "completions", "responses", "messages"]
+__all__ = ["Ids", "ar_pieces", "sse"]
 
 
 def sse(obj: dict[str, Any]) -> bytes:
@@ -53,7 +51,7 @@ def ar_pieces(plan: Plan) -> list[dict[str, Any]]:
 class Ids:
     """Builds vLLM's response objects for one request."""
 
-    def __init__(self, *, chat: bool, model: str, dialect: Dialect = "chat") -> None:
+    def __init__(self, *, chat: bool, model: str, dialect: Endpoint = "chat") -> None:
         self.id = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex
         self.model = model
         self.created = int(time.time())

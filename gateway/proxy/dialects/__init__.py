@@ -3,11 +3,8 @@
 ``/v1/chat/completions`` and ``/v1/completions`` are OpenAI's; ``/v1/responses`` is OpenAI's Responses
 API and ``/v1/messages`` Anthropic's Messages API, both of which vLLM serves (docs/backends.md) and agent
 frameworks use. The proxy treats them alike (auth, limits, routing, fallbacks, telemetry); only these
-differ, and live here:
+differ, and live here (the chat view of a request, shared with the simulator, is gateway/chat_view.py):
 
-* the **chat view** of a request: Responses ``input``/``instructions`` and Anthropic ``system``/content
-  blocks rewritten as chat messages and chat-style tools, so that routing features and quality checks
-  read one shape (the body sent upstream is never rewritten from it);
 * **usage**: ``prompt/completion_tokens`` or ``input/output_tokens``, with reasoning tokens where given;
 * **streams**: chat and completions end with ``data: [DONE]``; Responses streams end with a
   ``response.completed`` (or ``.incomplete``/``.failed``) event and Anthropic streams with
@@ -44,7 +41,6 @@ __all__ = [
     "Endpoint",
     "answer_of_body",
     "answer_of_events",
-    "chat_view",
     "guess_endpoint",
     "inspect",
     "stream_failure",
@@ -58,15 +54,6 @@ MARKERS: dict[Endpoint, tuple[bytes, ...]] = {
     "responses": responses.MARKERS,
     "messages": messages.MARKERS,
 }
-
-
-def chat_view(payload: dict[str, Any], endpoint: Endpoint) -> dict[str, Any]:
-    """The request as chat completions would carry it, for routing and quality checks only."""
-    if endpoint == "responses":
-        return responses.chat_view(payload)
-    if endpoint == "messages":
-        return messages.chat_view(payload)
-    return payload
 
 
 def inspect(event: bytes, endpoint: Endpoint) -> EventInfo:

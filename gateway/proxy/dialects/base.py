@@ -4,13 +4,13 @@ event formats parse with."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 
 from gateway.proxy.sse import EventInfo
-from gateway.routing.features import INCOMPATIBLE_PARAMS
 from gateway.routing.quality import Answer
+from gateway.wire import Endpoint
 
 __all__ = [
     "OUTPUT_LIMITS",
@@ -19,14 +19,11 @@ __all__ = [
     "REQUIRED",
     "Endpoint",
     "Until",
-    "copy_common",
     "enough",
     "guess_endpoint",
     "json_or_none",
     "named",
 ]
-
-Endpoint = Literal["chat", "completions", "responses", "messages"]
 
 PATHS: dict[Endpoint, str] = {
     "chat": "/v1/chat/completions",
@@ -61,26 +58,6 @@ def guess_endpoint(body: bytes) -> Endpoint:
     if b'"input"' in body:
         return "responses"
     return "completions" if b'"prompt"' in body else "chat"
-
-
-_COMMON = (
-    *INCOMPATIBLE_PARAMS,
-    "temperature",
-    "top_logprobs",
-    "structured_outputs",
-    "vllm_xargs",
-    "chat_template_kwargs",
-    "max_tokens",
-)
-
-
-def copy_common(payload: dict[str, Any], view: dict[str, Any]) -> None:
-    """Fields Responses and Messages share with chat (vLLM's Responses request has its sampling extras)."""
-    for key in _COMMON:
-        if key in payload:
-            view[key] = payload[key]
-    if "max_output_tokens" in payload:
-        view["max_tokens"] = payload["max_output_tokens"]
 
 
 def named(event: bytes) -> tuple[str, Any]:

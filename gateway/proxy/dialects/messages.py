@@ -1,6 +1,5 @@
-"""Anthropic's Messages API (``/v1/messages``): ``system`` and content blocks as chat messages, streams of
-named events ending with ``message_stop`` (usage in ``message_start`` and ``message_delta``), answers in
-``content`` blocks."""
+"""Anthropic's Messages API (``/v1/messages``): streams of named events ending with ``message_stop``
+(usage in ``message_start`` and ``message_delta``), answers in ``content`` blocks."""
 
 from __future__ import annotations
 
@@ -8,74 +7,13 @@ from typing import Any
 
 import orjson
 
-from gateway.proxy.dialects.base import PLAIN, Until, copy_common, enough, named
+from gateway.proxy.dialects.base import PLAIN, Until, enough, named
 from gateway.proxy.sse import EventInfo, Usage
 from gateway.routing.quality import Answer
 
-__all__ = ["MARKERS", "answer_of_body", "answer_of_events", "chat_view", "inspect", "stream_failure"]
+__all__ = ["MARKERS", "answer_of_body", "answer_of_events", "inspect", "stream_failure"]
 
 MARKERS = (b"message_", b"error")
-
-
-def chat_view(payload: dict[str, Any]) -> dict[str, Any]:
-    messages: list[dict[str, Any]] = []
-    system = payload.get("system")
-    if isinstance(system, str | list):
-        messages.append({"role": "system", "content": system})
-    for message in payload.get("messages") or ():
-        if not isinstance(message, dict):
-            continue
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else []
-        kinds = {b.get("type") for b in blocks if isinstance(b, dict)}
-        if "tool_result" in kinds:
-            messages.append({"role": "tool", "content": _tool_result_text(blocks)})
-            continue
-        converted: dict[str, Any] = {"role": message.get("role"), "content": content}
-        if "tool_use" in kinds:
-            converted["tool_calls"] = [
-                {
-                    "type": "function",
-                    "function": {"name": b.get("name"), "arguments": orjson.dumps(b.get("input")).decode()},
-                }
-                for b in blocks
-                if isinstance(b, dict) and b.get("type") == "tool_use"
-            ]
-        messages.append(converted)
-    view: dict[str, Any] = {"messages": messages}
-    tools = [
-        {"type": "function", "function": {"name": t.get("name"), "parameters": t.get("input_schema")}}
-        for t in payload.get("tools") or ()
-        if isinstance(t, dict) and isinstance(t.get("name"), str)
-    ]
-    if tools:
-        view["tools"] = tools
-    choice = payload.get("tool_choice")
-    kind = choice.get("type") if isinstance(choice, dict) else None
-    if kind == "any":
-        view["tool_choice"] = "required"
-    elif kind == "tool":
-        assert isinstance(choice, dict)
-        view["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
-    elif kind == "none":
-        view["tool_choice"] = "none"
-    copy_common(payload, view)
-    thinking = payload.get("thinking")
-    if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "disabled"):
-        view["chat_template_kwargs"] = {"enable_thinking": thinking["type"] == "enabled"}
-    return view
-
-
-def _tool_result_text(blocks: list[Any]) -> str:
-    parts: list[str] = []
-    for block in blocks:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
-            content = block.get("content")
-            if isinstance(content, str):
-                parts.append(content)
-            elif isinstance(content, list):
-                parts += [str(c.get("text") or "") for c in content if isinstance(c, dict)]
-    return "\n".join(parts)
 
 
 def inspect(name: str, obj: dict[str, Any]) -> EventInfo:

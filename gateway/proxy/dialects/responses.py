@@ -1,6 +1,5 @@
-"""OpenAI's Responses API (``/v1/responses``): ``input`` items and ``instructions`` as chat messages,
-streams of named events ending with ``response.completed`` (or ``.incomplete``/``.failed``), answers in
-``output`` items."""
+"""OpenAI's Responses API (``/v1/responses``): streams of named events ending with
+``response.completed`` (or ``.incomplete``/``.failed``), answers in ``output`` items."""
 
 from __future__ import annotations
 
@@ -8,56 +7,14 @@ from typing import Any
 
 import orjson
 
-from gateway.proxy.dialects.base import PLAIN, Until, copy_common, enough, named
+from gateway.proxy.dialects.base import PLAIN, Until, enough, named
 from gateway.proxy.sse import EventInfo, Usage
 from gateway.routing.quality import Answer
 
-__all__ = ["MARKERS", "answer_of_body", "answer_of_events", "chat_view", "inspect", "stream_failure"]
+__all__ = ["MARKERS", "answer_of_body", "answer_of_events", "inspect", "stream_failure"]
 
 _END = frozenset({"response.completed", "response.incomplete", "response.failed"})
 MARKERS = (*(name.encode() for name in _END), b"error")
-
-
-def chat_view(payload: dict[str, Any]) -> dict[str, Any]:
-    messages: list[dict[str, Any]] = []
-    if isinstance(payload.get("instructions"), str):
-        messages.append({"role": "system", "content": payload["instructions"]})
-    items = payload.get("input")
-    if isinstance(items, str):
-        messages.append({"role": "user", "content": items})
-    for item in items if isinstance(items, list) else ():
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if kind == "function_call":
-            call = {"name": item.get("name"), "arguments": item.get("arguments")}
-            messages.append({"role": "assistant", "tool_calls": [{"type": "function", "function": call}]})
-        elif kind == "function_call_output":
-            messages.append({"role": "tool", "content": str(item.get("output") or "")})
-        elif isinstance(item.get("role"), str):
-            messages.append({"role": item["role"], "content": item.get("content")})
-    view: dict[str, Any] = {"messages": messages}
-    tools = [
-        {"type": "function", "function": {"name": t.get("name"), "parameters": t.get("parameters")}}
-        for t in payload.get("tools") or ()
-        if isinstance(t, dict) and t.get("type") == "function"
-    ]
-    if tools:
-        view["tools"] = tools
-    choice = payload.get("tool_choice")
-    if choice == "required" or choice == "none":
-        view["tool_choice"] = choice
-    elif isinstance(choice, dict) and choice.get("type") == "function":
-        view["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
-    reasoning = payload.get("reasoning")
-    if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
-        view["reasoning_effort"] = reasoning["effort"]
-    text = payload.get("text")
-    fmt = text.get("format") if isinstance(text, dict) else None
-    if isinstance(fmt, dict) and fmt.get("type") in ("json_schema", "json_object"):
-        view["response_format"] = {"type": fmt["type"]}
-    copy_common(payload, view)
-    return view
 
 
 def inspect(name: str, obj: dict[str, Any]) -> EventInfo:
