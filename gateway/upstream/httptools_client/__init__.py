@@ -15,9 +15,11 @@ decompression, bodies relayed as bytes. What it does need is here:
 * back-pressure: reading pauses while more than ``_HIGH_WATER`` bytes of a stream wait for the gateway;
 * http and https (the backend's ``url``); the same deadlines and exceptions as every other client.
 
-In three modules: ``pool`` (the client: the bounded pool, idle connections, the retry), ``connection``
-(one connection as an asyncio protocol, fed to the parser) and ``response`` (one answer as the gateway
-reads it: buffering, back-pressure, the end of the message).
+In three modules, each importing only those before it: ``connection`` (one connection as an asyncio
+protocol, fed to the parser; the backend's address and the request bytes), ``response`` (one answer as
+the gateway reads it: buffering, back-pressure, the end of the message) and ``pool`` (the client: the
+bounded pool, idle connections, the retry). The answer reaches its client through a protocol, ``Pool``,
+and the connection its answer through ``Receiver``.
 """
 
 from gateway.upstream.httptools_client.pool import HttptoolsUpstream

@@ -1,20 +1,56 @@
 """One HTTP/1.1 connection to a backend: an asyncio protocol feeding httptools' parser, which calls back
-into the answer being read (:mod:`.response`)."""
+into the answer being read (a :class:`Receiver`, :mod:`.response`'s answer); where a backend lives
+(:class:`Origin`) and the request bytes written to it.
+
+The bottom of the package: the answer (:mod:`.response`) and the client (:mod:`.pool`) import from here,
+never the other way round (the import contract in pyproject.toml forbids circles)."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, cast
+import ssl
+from collections import deque
+from typing import Protocol, cast
+from urllib.parse import urlsplit
 
 import httptools
 
 from gateway.upstream.base import UpstreamBroken, UpstreamConnectError
 
-if TYPE_CHECKING:
-    from gateway.upstream.httptools_client.pool import Origin
-    from gateway.upstream.httptools_client.response import HttptoolsResponse
+__all__ = ["Connection", "Origin", "Receiver", "request_bytes"]
 
-__all__ = ["Connection", "request_bytes"]
+
+class Receiver(Protocol):
+    """What the parser's callbacks feed: the answer being read on a connection (HttptoolsResponse)."""
+
+    raw_headers: list[tuple[bytes, bytes]]
+    status: int
+    complete: bool
+    close_delimited: bool
+
+    def headers_complete(self, status: int) -> None: ...
+    def feed(self, data: bytes) -> None: ...
+    def finish(self, keep_alive: bool) -> None: ...
+    def fail(self, error: UpstreamBroken) -> None: ...
+
+
+class Origin:
+    """Where a backend lives, and its idle connections."""
+
+    __slots__ = ("host", "host_header", "idle", "path", "port", "ssl")
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.ssl: ssl.SSLContext | None = ssl.create_default_context() if parts.scheme == "https" else None
+        self.host = parts.hostname or ""
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        default = (parts.scheme == "https" and self.port == 443) or (
+            parts.scheme == "http" and self.port == 80
+        )
+        name = f"[{self.host}]" if ":" in self.host else self.host
+        self.host_header = name if default else f"{name}:{self.port}"
+        self.path = parts.path.rstrip("/")
+        self.idle: deque[Connection] = deque()
 
 
 class Connection(asyncio.Protocol):
@@ -27,7 +63,7 @@ class Connection(asyncio.Protocol):
         self.closed = False
         self.reused = False
         self.idle_since = 0.0
-        self._response: HttptoolsResponse | None = None
+        self._response: Receiver | None = None
 
     # ---- asyncio.Protocol -------------------------------------------------------------------------------
 
@@ -81,7 +117,7 @@ class Connection(asyncio.Protocol):
 
     # ---- used by the client -----------------------------------------------------------------------------
 
-    def start(self, response: HttptoolsResponse, request: bytes) -> None:
+    def start(self, response: Receiver, request: bytes) -> None:
         self._response = response
         assert self.transport is not None
         self.transport.write(request)

@@ -4,10 +4,8 @@ and the one retry of a request whose reused connection the server had just close
 from __future__ import annotations
 
 import asyncio
-import ssl
 from collections import deque
 from collections.abc import Iterable
-from urllib.parse import urlsplit
 
 from gateway.upstream.base import (
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -20,37 +18,20 @@ from gateway.upstream.base import (
     bounded,
     pool_size,
 )
-from gateway.upstream.httptools_client.connection import Connection, request_bytes
+from gateway.upstream.httptools_client.connection import Connection, Origin, request_bytes
 from gateway.upstream.httptools_client.response import HttptoolsResponse
 from gateway.upstream.settings import BackendSettings
 
-__all__ = ["HttptoolsUpstream", "Origin"]
+__all__ = ["HttptoolsUpstream"]
 
 # Idle connections older than this are closed rather than reused: below uvicorn's (and so vLLM's) default
 # keep-alive timeout of 5 s, so the server rarely closes a connection the gateway is about to reuse.
 _KEEPALIVE = 4.0
 
 
-class Origin:
-    """Where a backend lives, and its idle connections."""
-
-    __slots__ = ("host", "host_header", "idle", "path", "port", "ssl")
-
-    def __init__(self, url: str) -> None:
-        parts = urlsplit(url)
-        self.ssl: ssl.SSLContext | None = ssl.create_default_context() if parts.scheme == "https" else None
-        self.host = parts.hostname or ""
-        self.port = parts.port or (443 if parts.scheme == "https" else 80)
-        default = (parts.scheme == "https" and self.port == 443) or (
-            parts.scheme == "http" and self.port == 80
-        )
-        name = f"[{self.host}]" if ":" in self.host else self.host
-        self.host_header = name if default else f"{name}:{self.port}"
-        self.path = parts.path.rstrip("/")
-        self.idle: deque[Connection] = deque()
-
-
 class HttptoolsUpstream:
+    """The UpstreamClient: HttptoolsResponse hands its connection back through ``release``."""
+
     def __init__(
         self,
         backends: Iterable[BackendSettings],

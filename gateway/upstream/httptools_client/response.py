@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gateway.upstream.base import (
     Deadlines,
@@ -14,12 +14,9 @@ from gateway.upstream.base import (
     UpstreamTooLarge,
     bounded,
 )
+from gateway.upstream.httptools_client.connection import Connection, Origin
 
-if TYPE_CHECKING:
-    from gateway.upstream.httptools_client.connection import Connection
-    from gateway.upstream.httptools_client.pool import HttptoolsUpstream, Origin
-
-__all__ = ["HttptoolsResponse"]
+__all__ = ["HttptoolsResponse", "Pool"]
 
 # A stream's unread bytes above which reading from the backend pauses until the gateway takes them.
 _HIGH_WATER = 256 * 1024
@@ -27,6 +24,15 @@ _HIGH_WATER = 256 * 1024
 # before the connection is closed instead of going back to the pool.
 _DRAIN_SECONDS = 1.0
 _DRAIN_BYTES = 64 * 1024
+
+
+class Pool(Protocol):
+    """What an answer needs of its client (HttptoolsUpstream, in .pool, which imports this module): the
+    size cap, and where its connection goes back (or its slot is freed) at the end."""
+
+    max_response_bytes: int
+
+    def release(self, origin: Origin, conn: Connection | None) -> None: ...
 
 
 class HttptoolsResponse(UpstreamResponse):
@@ -51,9 +57,7 @@ class HttptoolsResponse(UpstreamResponse):
         "received",
     )
 
-    def __init__(
-        self, client: HttptoolsUpstream, origin: Origin, conn: Connection, deadlines: Deadlines
-    ) -> None:
+    def __init__(self, client: Pool, origin: Origin, conn: Connection, deadlines: Deadlines) -> None:
         super().__init__(0, [], deadlines, client.max_response_bytes)
         self._client = client
         self._origin = origin
