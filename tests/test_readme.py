@@ -310,6 +310,31 @@ def test_the_layout_names_only_files_that_exist():
     assert checked > 30
 
 
+def test_the_layout_names_every_module_of_gateway_and_its_packages():
+    """The other way round: no module of ``gateway/`` or of its packages is missing from the Layout (the
+    subfolders, such as routing/training/, are described as a whole)."""
+    layout = re.search(r"^```text\n(gateway/.*?)^```$", section("Layout"), flags=re.S | re.M)
+    assert layout is not None
+    named: dict[str, set[str]] = {"": set()}
+    folder = ""
+    for line in layout.group(1).splitlines()[1:]:  # below the "gateway/" line
+        if not line.startswith("  "):
+            break  # past gateway/
+        head = re.match(r"^  ([a-z_]+)/\s", line)
+        if head:
+            folder = head.group(1)
+        elif not line.startswith("   "):
+            folder = ""  # a line of the package's top-level modules
+        named.setdefault(folder, set()).update(re.findall(r"(?<![\w.])([a-z_]+\.py)\b", line))
+    unnamed = [
+        str(path.relative_to(ROOT))
+        for folder, names in named.items()
+        for path in sorted((ROOT / "gateway" / folder).glob("*.py"))
+        if path.name not in names and path.name not in ("__init__.py", "__main__.py")
+    ]
+    assert len(named) > 10 and unnamed == []
+
+
 def test_docs_cited_by_the_code_exist():
     """Every ``docs/*.md`` the code, tests and deploy files cite is in the repository."""
     cited: set[str] = set()
