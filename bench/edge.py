@@ -34,8 +34,8 @@ import contextlib
 import json
 import os
 import platform
+import resource
 import socket
-import struct
 import sys
 import tempfile
 import threading
@@ -51,9 +51,6 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from run import BODY, Process, free_port, new_key, wrk  # noqa: E402
-
-_TCP_ESTABLISHED = 1
-
 
 # ---- the gateway under test -------------------------------------------------------------------------------
 
@@ -101,23 +98,62 @@ def start_gateway(
     return url, f"http://127.0.0.1:{operator}", key, proc
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU the process has used: unlike requests/s, not skewed by what else the shared
-    cores run, so the cost of slow clients to the gateway itself is this per request."""
-    with open(f"/proc/{pid}/stat") as fh:
+def cpu_seconds(pid: int, tid: int | None = None) -> float:
+    """User + system CPU the process (or one of its threads) has used: unlike requests/s, not skewed by
+    what else the shared cores run, so the cost of slow clients to the gateway itself is this per request."""
+    path = f"/proc/{pid}/task/{tid}/stat" if tid is not None else f"/proc/{pid}/stat"
+    with open(path) as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measured(pid: int, run: Any) -> dict[str, float]:
-    """wrk's figures plus the gateway's CPU per request over the same window."""
-    before = cpu_seconds(pid)
-    result: dict[str, float] = run()
-    used = cpu_seconds(pid) - before
-    done = result["rps"] * result["seconds"]
-    result["gateway_cpu_s"] = round(used, 2)
-    result["cpu_us_per_request"] = round(used / done * 1e6, 1) if done else 0.0
-    return result
+def machine_cpu() -> tuple[float, float]:
+    """Busy and idle CPU seconds of the whole machine so far (all cores, /proc/stat; steal counts busy)."""
+    with open("/proc/stat") as fh:
+        ticks = [int(x) for x in fh.readline().split()[1:9]]
+    idle = ticks[3] + ticks[4]
+    return (sum(ticks) - idle) / os.sysconf("SC_CLK_TCK"), idle / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeters:
+    """Where the two shared cores go while normal traffic is measured: the gateway, the fake upstream,
+    wrk, the slow clients (this process's main thread, which runs them) and everything else on the
+    machine (other sessions). CPU seconds, so the split does not depend on how busy the machine was."""
+
+    def __init__(self, gateway_pid: int, upstream_pid: int) -> None:
+        self.gateway_pid, self.upstream_pid = gateway_pid, upstream_pid
+
+    def _read(self) -> dict[str, float]:
+        busy, idle = machine_cpu()
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)  # wrk, once it has been waited for
+        return {
+            "gateway": cpu_seconds(self.gateway_pid),
+            "upstream": cpu_seconds(self.upstream_pid),
+            "wrk": children.ru_utime + children.ru_stime,
+            "slow_clients": cpu_seconds(os.getpid(), threading.main_thread().native_id),
+            "machine_busy": busy,
+            "machine_idle": idle,
+        }
+
+    def measured(self, run: Any) -> dict[str, Any]:
+        """wrk's figures plus the gateway's CPU per request and the cores' split over the same window."""
+        before, began = self._read(), time.monotonic()
+        result: dict[str, Any] = run()
+        after, took = self._read(), time.monotonic() - began
+        used = {name: after[name] - before[name] for name in before}
+        done = result["rps"] * result["seconds"]
+        result["gateway_cpu_s"] = round(used["gateway"], 2)
+        result["cpu_us_per_request"] = round(used["gateway"] / done * 1e6, 1) if done else 0.0
+        ours = sum(used[name] for name in ("gateway", "upstream", "wrk", "slow_clients"))
+        cores = {name: used[name] / took for name in ("gateway", "upstream", "wrk", "slow_clients")}
+        cores["others"] = max(0.0, used["machine_busy"] - ours) / took
+        cores["idle"] = used["machine_idle"] / took
+        result["cores"] = {name: round(value, 3) for name, value in cores.items()}
+        return result
+
+
+def cores_line(cores: dict[str, float]) -> str:
+    return ", ".join(f"{name.replace('_', ' ')} {value:.2f}" for name, value in cores.items())
 
 
 def descriptors(pid: int) -> int:
@@ -165,47 +201,113 @@ class Sampler:
 # ---- B. slow clients --------------------------------------------------------------------------------------
 
 
-_HELD: dict[int, tuple[float, set[int]]] = {}
+class LetGo:
+    """Tells each never-reading client when the gateway has let go of its connection. Such a client
+    cannot see the gateway close: the FIN waits behind the unread bytes. What counts is that the gateway
+    closed its descriptor (the kernel then lists the server side with inode 0, or not at all) or reset
+    the connection (the client side is no longer ESTABLISHED). One read of /proc/net/tcp per period for
+    all of them: a poll per connection cost the slow-client process more CPU than the gateway spent on
+    the connections it was measuring."""
+
+    def __init__(self, port: int, period: float = 0.5) -> None:
+        self.port, self.period = port, period
+        self._watched: dict[int, asyncio.Future[None]] = {}  # by client port
+        self._seen: set[int] = set()  # client ports the gateway has held (before it accepts, it holds none)
+
+    def watch(self, sock: socket.socket) -> asyncio.Future[None]:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._watched[sock.getsockname()[1]] = done
+        return done
+
+    def forget(self, sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            client = sock.getsockname()[1]
+            self._watched.pop(client, None)
+            self._seen.discard(client)
+
+    def _connections(self) -> tuple[set[int], set[int]]:
+        """Client ports the gateway holds a descriptor for, and those whose client side is ESTABLISHED
+        (procfs: read from memory, no disk to wait for)."""
+        server = f":{self.port:04X}"
+        held: set[int] = set()
+        established: set[int] = set()
+        with open("/proc/net/tcp") as fh:
+            next(fh)
+            for line in fh:
+                _, local, remote, state, _, _, _, _, _, inode, _ = line.split(maxsplit=10)
+                if local.endswith(server):
+                    if inode != "0":
+                        held.add(int(remote[-4:], 16))
+                elif remote.endswith(server) and state == "01":
+                    established.add(int(local[-4:], 16))
+        return held, established
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.period)
+            if not self._watched:
+                continue
+            held, established = self._connections()
+            for client, done in list(self._watched.items()):
+                if client not in established or (client in self._seen and client not in held):
+                    del self._watched[client]
+                    if not done.done():
+                        done.set_result(None)
+                elif client in held:
+                    self._seen.add(client)
 
 
-def _held_by_gateway(port: int) -> set[int]:
-    """Client ports of the connections on ``port`` that the gateway still holds a descriptor for, from
-    /proc/net/tcp (read at most every 0.2 s, shared by all the pollers)."""
-    now = time.monotonic()
-    cached = _HELD.get(port)
-    if cached is not None and now - cached[0] < 0.2:
-        return cached[1]
-    held: set[int] = set()
-    local = f":{port:04X}"
-    with open("/proc/net/tcp") as fh:
-        next(fh)
-        for line in fh:
-            parts = line.split()
-            if parts[1].endswith(local) and parts[9] != "0":
-                held.add(int(parts[2].rsplit(":", 1)[1], 16))
-    _HELD[port] = (now, held)
-    return held
+class _SlowClient(asyncio.Protocol):
+    """One slow client on a bare protocol (the cheapest a Python client can be): sends ``request``, then
+    one more byte every ``trickle`` seconds until the gateway closes the connection; ``None``: sends
+    nothing more and reads nothing (a never-reading stream)."""
 
+    def __init__(self, request: bytes, trickle: float | None) -> None:
+        self.request, self.trickle = request, trickle
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._tick: asyncio.TimerHandle | None = None
 
-def _tcp_state(sock: socket.socket) -> int:
-    try:
-        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)
-    except OSError:
-        return 0  # the socket is closed: reset by the gateway
-    state: int = struct.unpack("B", info[:1])[0]
-    return state
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.write(self.request)
+        if self.trickle is None:
+            transport.pause_reading()
+        else:
+            self._tick = asyncio.get_running_loop().call_later(self.trickle, self._more)
+
+    def _more(self) -> None:
+        self.transport.write(b"x")  # never completes a head line or the body
+        self._tick = asyncio.get_running_loop().call_later(self.trickle or 0.0, self._more)
+
+    def data_received(self, data: bytes) -> None:
+        pass  # the 408
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._tick is not None:
+            self._tick.cancel()
+        if not self.closed.done():
+            self.closed.set_result(None)
 
 
 class SlowClients:
     """``n`` slow connections held open for ``seconds``, each replaced when the gateway closes it; every
-    connection's lifetime is recorded against the deadline it should have met."""
+    connection's lifetime is recorded against the deadline it should have met.
 
-    def __init__(self, port: int, key: str, n: int, edge: dict[str, Any], kinds: list[str]) -> None:
+    They behave as attackers do (slowloris), and cost this process little CPU, which shares the cores
+    with the gateway: a partial head or body, then one more byte every ``trickle`` seconds (which must
+    not keep the connection: the deadlines are absolute), the gateway's close an event (no polling);
+    never-reading streams are watched by :class:`LetGo`."""
+
+    def __init__(
+        self, port: int, key: str, n: int, edge: dict[str, Any], kinds: list[str], trickle: float = 2.0
+    ) -> None:
         self.port, self.key, self.n, self.edge, self.kinds = port, key, n, edge, kinds
+        self.trickle = trickle
         self.closed: dict[str, list[float]] = {"head": [], "body": [], "unread_stream": []}
         self.still_open: dict[str, int] = {}
         self.failed_connects = 0
-        self._stop = False
+        self.let_go = LetGo(port)
 
     def deadline(self, kind: str) -> float:
         e = self.edge
@@ -217,93 +319,66 @@ class SlowClients:
         # by the keep-alive timeout once the answer has gone into them.
         return float(max(e["send_timeout"], e["keepalive_timeout"]))
 
-    async def _connect(self, kind: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        sock = socket.socket()
-        if kind == "unread_stream":
-            # A small receive window, as a client far away that reads nothing: the answer stays in the
-            # gateway's buffers instead of loopback's multi-megabyte kernel ones.
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        sock.setblocking(False)
-        try:
-            await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", self.port))
-        except OSError:
-            sock.close()
-            raise
-        return await asyncio.open_connection(sock=sock, limit=1024)
+    def _request(self, kind: str) -> bytes:
+        if kind == "head":
+            return b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nAuthoriz"
+        if kind == "body":
+            return (
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+                + f"Authorization: Bearer {self.key}\r\nContent-Length: 1000\r\n\r\n".encode()
+                + b'{"model": '
+            )
+        body = json.dumps({**BODY, "stream": True}).encode()
+        return (
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+            + f"Authorization: Bearer {self.key}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
 
     async def _one(self, kind: str) -> None:
-        while not self._stop:
+        loop = asyncio.get_running_loop()
+        request = self._request(kind)
+        trickle = None if kind == "unread_stream" else self.trickle
+        while True:
+            sock = socket.socket()
+            sock.setblocking(False)
+            if kind == "unread_stream":
+                # A small receive window, as a client far away that reads nothing: the answer stays in
+                # the gateway's buffers instead of loopback's multi-megabyte kernel ones.
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             try:
-                reader, writer = await self._connect(kind)
+                await loop.sock_connect(sock, ("127.0.0.1", self.port))
+                started = time.monotonic()
+                transport, client = await loop.create_connection(
+                    lambda: _SlowClient(request, trickle), sock=sock
+                )
             except OSError:
+                sock.close()
                 self.failed_connects += 1
                 await asyncio.sleep(0.1)
                 continue
-            sock = writer.get_extra_info("socket")
-            started = time.monotonic()
-            if kind == "head":
-                writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nAuthoriz")
-            elif kind == "body":
-                writer.write(
-                    b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                    + f"Authorization: Bearer {self.key}\r\nContent-Length: 1000\r\n\r\n".encode()
-                    + b'{"model": '
-                )
-            else:
-                body = json.dumps({**BODY, "stream": True}).encode()
-                writer.write(
-                    b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                    + f"Authorization: Bearer {self.key}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
-                    + body
-                )
-            closed = await (self._unread(sock) if kind == "unread_stream" else self._until_eof(reader))
-            if closed:
-                self.closed[kind].append(time.monotonic() - started)
-            else:
-                self.still_open[kind] = self.still_open.get(kind, 0) + 1
-            with contextlib.suppress(OSError):  # already gone if the gateway reset it
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            writer.close()
-
-    async def _until_eof(self, reader: asyncio.StreamReader) -> bool:
-        """A slow sender still reads what it is told (the 408), so the close is an event here."""
-        while not self._stop:
             try:
-                async with asyncio.timeout(0.5):
-                    if not await reader.read(4096):
-                        return True
-            except TimeoutError:
-                continue
-            except OSError:
-                return True
-        return False
-
-    async def _unread(self, sock: Any) -> bool:
-        """A client that reads nothing cannot see the gateway close: the gateway's FIN waits behind the
-        unread bytes in its kernel's send queue. What counts is that the gateway let go of the socket
-        (its descriptor closed): then the kernel lists the server side with inode 0, or not at all."""
-        client_port = sock.getsockname()[1]
-        seen = False  # held by the gateway at some point: before it accepts, it holds nothing yet
-        while not self._stop:
-            if _tcp_state(sock) != _TCP_ESTABLISHED:
-                return True
-            held = client_port in _held_by_gateway(self.port)
-            if seen and not held:
-                return True
-            seen = seen or held
-            await asyncio.sleep(0.25)
-        return seen and client_port not in _held_by_gateway(self.port)
+                await (self.let_go.watch(sock) if kind == "unread_stream" else client.closed)
+                self.closed[kind].append(time.monotonic() - started)
+            except asyncio.CancelledError:
+                self.still_open[kind] = self.still_open.get(kind, 0) + 1
+                raise
+            finally:
+                self.let_go.forget(sock)
+                transport.abort()  # a reset: no TIME_WAIT left behind on this side
 
     async def hold(self, seconds: float) -> None:
         kinds = [self.kinds[i % len(self.kinds)] for i in range(self.n)]
+        watcher = asyncio.create_task(self.let_go.run())
         tasks = []
         for i, kind in enumerate(kinds):
             tasks.append(asyncio.create_task(self._one(kind)))
             if i % 100 == 99:
                 await asyncio.sleep(0.05)  # connect in batches: a burst of 2,000 SYNs overflows the backlog
         await asyncio.sleep(seconds)
-        self._stop = True
-        await asyncio.gather(*tasks)
+        for task in [*tasks, watcher]:
+            task.cancel()
+        await asyncio.gather(*tasks, watcher, return_exceptions=True)
 
     def report(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -321,10 +396,17 @@ class SlowClients:
 
 
 def abuse(
-    port: int, key: str, n: int, edge: dict[str, Any], kinds: list[str], seconds: float, run_load: Any
+    port: int,
+    key: str,
+    n: int,
+    edge: dict[str, Any],
+    kinds: list[str],
+    seconds: float,
+    run_load: Any,
+    trickle: float,
 ) -> tuple[Any, Any]:
     """Hold ``n`` slow clients for ``seconds`` while ``run_load()`` (normal traffic) runs in a thread."""
-    clients = SlowClients(port, key, n, edge, kinds)
+    clients = SlowClients(port, key, n, edge, kinds, trickle)
     result: dict[str, Any] = {}
 
     def load() -> None:
@@ -420,6 +502,12 @@ def main() -> None:
     parser.add_argument("--json", default=str(BENCH / "results" / "edge.json"))
     parser.add_argument("--parts", default="BCDE", help="which parts to run (B includes A)")
     parser.add_argument(
+        "--trickle",
+        type=float,
+        default=None,
+        help="seconds between two bytes of a slow head or body (default 2; quick: 0.25)",
+    )
+    parser.add_argument(
         "--mixes",
         default="head+body,head+body+unread_stream",
         help="slow-client mixes for part B, comma-separated (kinds: head, body, unread_stream)",
@@ -435,15 +523,17 @@ def main() -> None:
         else {"header_timeout": 10.0, "body_timeout": 20.0, "keepalive_timeout": 5.0, "send_timeout": 20.0}
     )
     edge["max_connections"] = n_slow + 512
+    trickle = args.trickle or (0.25 if quick else 2.0)
     results: dict[str, Any] = {
         "machine": machine(),
         "date": time.strftime("%Y-%m-%d"),
         "quick": quick,
         "edge": edge,
+        "trickle_s": trickle,
         "load": os.getloadavg(),
     }
     print(f"machine: {results['machine']}; load average at start {results['load'][0]:.1f}")
-    print(f"edge settings: {edge}\n")
+    print(f"edge settings: {edge}; slow clients send a byte every {trickle:g} s\n")
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-edge-") as tmpdir:
         tmp = Path(tmpdir)
         fake_port = free_port()
@@ -456,11 +546,13 @@ def main() -> None:
         if "B" in args.parts:
             print("A/B. normal traffic (wrk, concurrency 16) alone and beside slow clients")
             wrk(url, key, 16, 1, tmp)  # warm-up
-            alone = measured(proc.proc.pid, lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds})
+            meters = CpuMeters(proc.proc.pid, upstream.proc.pid)
+            alone = meters.measured(lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds})
             print(
                 f"  alone: {alone['rps']:8.0f} req/s  p50 {alone['p50_ms']:6.2f} ms  "
                 f"p99 {alone['p99_ms']:6.2f} ms  gateway CPU {alone['cpu_us_per_request']:.0f} µs/request"
             )
+            print(f"    cores: {cores_line(alone['cores'])}")
             results["abuse"] = {"alone": alone}
             for mix in args.mixes.split(","):
                 kinds = mix.split("+")
@@ -473,9 +565,10 @@ def main() -> None:
                         edge,
                         kinds,
                         max(seconds, edge["body_timeout"]) + 4.0,
-                        lambda: measured(
-                            proc.proc.pid, lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds}
+                        lambda: meters.measured(
+                            lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds}
                         ),
+                        trickle,
                     )
                 kept = under["rps"] / alone["rps"] if alone["rps"] else 0.0
                 print(
@@ -487,6 +580,7 @@ def main() -> None:
                     f"    gateway CPU {under['cpu_us_per_request']:.0f} µs per normal request (slow clients "
                     f"included): the gateway alone could keep {cpu_kept:.0%} of its throughput"
                 )
+                print(f"    cores: {cores_line(under['cores'])}")
                 for kind in kinds:
                     r = slow[kind]
                     print(

@@ -19,7 +19,8 @@ byte now and then, holds its connection (and a file descriptor) for ever. Here, 
 * a **cap** on open connections (``EdgeState.admit``): past it a new connection gets a 503 without being
   read and is closed, while established ones carry on. The operator listener has its own cap.
 
-The deadlines cost one timer per request (armed and cancelled), none per byte.
+The request deadlines share one timer per event loop (gateway/edge/deadlines.py): arming and disarming
+one is a set operation, nothing per byte.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
+from gateway.edge.deadlines import Deadlines
 from gateway.edge.state import EdgeState, edge_of
 from gateway.errors import error_body
 
@@ -67,7 +69,8 @@ class EdgeProtocol(HttpToolsProtocol):
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
         self.edge: EdgeState | None = edge_of(self.app)
-        self._timer: asyncio.TimerHandle | None = None
+        self._deadlines: Deadlines | None = None if self.edge is None else self.edge.deadlines(self.loop)
+        self._slot: int | None = None  # the request deadline's slot in _deadlines, while armed
         self._stalled: asyncio.TimerHandle | None = None
         self._unsent = 0  # the write buffer's size when the send deadline was armed
         self._phase = ""
@@ -119,7 +122,7 @@ class EdgeProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         # The first request's head deadline runs from accept; a later one's from its first byte.
-        if self.edge is not None and self._timer is None:
+        if self.edge is not None and self._slot is None:
             self._arm("header", self.edge.settings.header_timeout)
 
     def on_headers_complete(self) -> None:
@@ -173,18 +176,21 @@ class EdgeProtocol(HttpToolsProtocol):
     # ---- the deadline -------------------------------------------------------------------------------------
 
     def _arm(self, phase: str, seconds: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        deadlines = self._deadlines
+        if deadlines is None:
+            return
+        if self._slot is not None:
+            deadlines.disarm(self, self._slot)
         self._phase = phase
-        self._timer = self.loop.call_later(seconds, self._expired)
+        self._slot = deadlines.arm(self, seconds)
 
     def _disarm(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        if self._slot is not None and self._deadlines is not None:
+            self._deadlines.disarm(self, self._slot)
+            self._slot = None
 
-    def _expired(self) -> None:
-        self._timer = None
+    def deadline_passed(self) -> None:
+        self._slot = None
         transport = self.transport
         if transport is None or transport.is_closing() or self.edge is None:
             return

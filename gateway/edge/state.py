@@ -3,12 +3,14 @@ and the counters it reports to."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gateway.edge.deadlines import Deadlines
 from gateway.edge.settings import EdgeSettings
 from gateway.errors import NotFound, error_response
 from gateway.telemetry.metrics import Metrics
@@ -23,6 +25,9 @@ _LOG_EVERY = 10.0
 OPERATOR_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 # Set in the ASGI scope of requests that came in on the operator listener.
 OPERATOR_SCOPE_KEY = "gateway.operator"
+# How late a request deadline may be met, at most (the Deadlines' slot): well inside the "closed within
+# its deadline + 1 s" target, and a quarter of the shortest deadline for the short ones tests set.
+_DEADLINE_TICK = 0.1
 
 
 class EdgeState:
@@ -38,8 +43,17 @@ class EdgeState:
         self.operator_app: ASGIApp = _OperatorOnly(app)
         self._unlogged: dict[str, int] = {}
         self._logged_at = 0.0
+        self._tick = min(_DEADLINE_TICK, settings.header_timeout / 4, settings.body_timeout / 4)
+        self._deadlines: Deadlines | None = None
         metrics.connections_limit.labels("main").set(cap)
         metrics.connections_limit.labels("operator").set(settings.operator_max_connections)
+        # The labelled series, looked up once: labels() takes a lock and builds a key on every call, and
+        # these change on every connection (a slow one included).
+        listeners = ("main", "operator")
+        self._open = {name: metrics.connections_open.labels(name) for name in listeners}
+        self._refused = {name: metrics.connections_refused.labels(name) for name in listeners}
+        phases = ("header", "body", "send")
+        self._closed = {phase: metrics.connections_closed.labels(phase) for phase in phases}
 
     def listener(self, local_port: int | None) -> str:
         return "operator" if local_port in self.operator_ports else "main"
@@ -48,20 +62,28 @@ class EdgeState:
         """Count a new connection in, or say it must be refused (the listener is at its cap)."""
         cap = self.cap if listener == "main" else self.settings.operator_max_connections
         if self.open[listener] >= cap:
-            self.metrics.connections_refused.labels(listener).inc()
+            self._refused[listener].inc()
             self._note(f"refused_{listener}")
             return False
         self.open[listener] += 1
-        self.metrics.connections_open.labels(listener).inc()
+        self._open[listener].inc()
         return True
 
     def release(self, listener: str) -> None:
         self.open[listener] -= 1
-        self.metrics.connections_open.labels(listener).dec()
+        self._open[listener].dec()
 
     def closed_by_deadline(self, phase: str) -> None:
-        self.metrics.connections_closed.labels(phase).inc()
+        self._closed[phase].inc()
         self._note(f"closed_{phase}_deadline")
+
+    def deadlines(self, loop: asyncio.AbstractEventLoop) -> Deadlines:
+        """The request deadlines' timer on ``loop`` (one per worker process; tests start servers on
+        loops of their own)."""
+        current = self._deadlines
+        if current is None or current.loop is not loop:
+            current = self._deadlines = Deadlines(loop, self._tick)
+        return current
 
     def _note(self, event: str) -> None:
         self._unlogged[event] = self._unlogged.get(event, 0) + 1
