@@ -161,7 +161,8 @@ def split_payload(text: str) -> tuple[str, str]:
     text is not so shaped. Two substring searches.
     """
     split = text.find("\n\n")
-    if 0 <= split <= 300 and len(text) - split > 2 * max(split, 100):
+    # A first paragraph that ends in a comma is a salutation ("Hi Jonas,"), the start of the material.
+    if 0 <= split <= 300 and len(text) - split > 2 * max(split, 100) and text[split - 1 : split] != ",":
         return text[:split], text[split + 2 :]
     split = text.rfind("\n\n")
     tail = len(text) - split
@@ -225,7 +226,7 @@ def _shape(text: str, tokens: list[str], folded: list[str], out: set[str]) -> No
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
     names = [t for t in set(filter(str.istitle, tokens)) if t.lower() not in _NOT_NAMES]
-    if len(names) >= 5 and 4 * len(names) > len(distinct):
+    if len(names) >= 5 and len(distinct) >= 30 and 4 * len(names) > len(distinct):
         # A quarter of the words capitalised is German nouns, not a cast of characters: a German text
         # to summarise had "s:names=5+", the mark of a puzzle.
         out.add("s:names=dense")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 
 from gateway.routing.training.generators.easy_transform import text_of
-from gateway.routing.training.generators.hard_common import LICENCE, NAMES, Messages, pick
+from gateway.routing.training.generators.hard_common import LICENCE, NAMES, Messages, conversation, pick
 from gateway.routing.training.sources import Source
 
 __all__ = ["SOURCES"]
@@ -171,7 +171,21 @@ def _draw(rng: random.Random) -> Messages:
     fence = pick(rng, fences if first else fences[:3])
     body = f"{fence[0]}{payload}{fence[1]}"
     text = f"{lead}\n\n{body}" if first else f"{body}\n\n{lead}"
-    return [{"role": "user", "content": text}]
+    return conversation(rng, text, answer=pick(rng, _ANSWERS), followups=_FOLLOWUPS)
+
+
+_ANSWERS = (
+    "Let me go through it step by step. First, the constraints: ...",
+    "Short answer: it works, but only one way. Here is why: ...",
+    "Not quite: the second item conflicts with the third. Walking through it: ...",
+)
+_FOLLOWUPS = (
+    "And if one of them drops out?",
+    "Now check that against the rules again.",
+    "What if everything moves a day later?",
+    "Are you sure? Recount.",
+    "ok and with half the budget",
+)
 
 
 SOURCES = (Source("gen:reason-over-text", "hard", "reasoning", LICENCE, _draw),)
