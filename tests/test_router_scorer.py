@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from gateway.routing import BackendView, RouteInput, decide, extract_features
 from gateway.routing.scorer import FORMAT, ModelError, ScorerModel, load_model, parse_model, request_features
 from gateway.routing.settings import RoutingSettings, RuleConditions, ScorerSettings
-from gateway.routing.text import HEAD_CHARS, TAIL_CHARS, featurize
+from gateway.routing.text import HEAD_CHARS, TAIL_CHARS, featurize, split_payload
 
 D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4)
 A = BackendView(name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256)
@@ -74,6 +74,34 @@ def test_only_the_head_and_the_tail_of_a_long_text_count() -> None:
         f for f in features if f.startswith("s:len=")
     }
     assert len(text) > HEAD_CHARS + TAIL_CHARS
+
+
+def test_pasted_material_is_read_apart_from_its_instruction() -> None:
+    email = "Hi Jonas,\n\n" + "The meeting moves to 23.10. at 18:00 in room 2.14. Bring the budget. " * 6
+    before = f"Summarise this email.\n\n{email}"
+    assert split_payload(before) == ("Summarise this email.", email)
+    after = f"{email}\n\nWhat do I need to bring?"
+    assert split_payload(after) == ("What do I need to bring?", email)
+    # Neither a short turn nor two long paragraphs is an instruction with a payload.
+    assert split_payload("Hi!\n\nHow are you?") == ("Hi!\n\nHow are you?", "")
+    paragraph = "The meeting moves to 23.10. at 18:00 in room 2.14, and we need the budget. " * 5
+    assert split_payload(paragraph + "\n\n" + paragraph)[1] == ""
+    features = featurize(before)
+    assert {"s:payload", "w:summarise", "p:meeting", "p:0"} <= features
+    assert "w:meeting" not in features and "p:summarise" not in features  # each word in its own part
+    assert "ps:clock" in features and "s:clock" not in features  # the shape of the payload, apart
+    assert "s:payload" not in featurize("Summarise this email: " + email.replace("\n\n", " "))
+
+
+def test_german_nouns_are_not_a_cast_of_names() -> None:
+    german = (
+        "Die Bürgermeisterin sprach von einer großen Chance für die Region. Viele Geschäfte in der "
+        "Innenstadt begrüßen den Plan, Parken in der Bahnhofstraße ist bis Ende der Arbeiten verboten. "
+        "Ehrenamtliche haben im Frühjahr bereits viele Blumenzwiebeln entlang der Straße gepflanzt."
+    )
+    assert "s:names=dense" in featurize(german)
+    cast = "Alice, Bob, Claire, Dev and Elena sit in a row; Bob is left of Dev. Who sits in the middle?"
+    assert "s:names=5+" in featurize(cast)
 
 
 def test_scoring_is_deterministic_and_explained(model: ScorerModel) -> None:

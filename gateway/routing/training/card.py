@@ -19,9 +19,11 @@ _FEATURES = """\
   folded into `0`; only the turn's first 1,200 and last 400 characters are read.
 - `s:<what>=<bucket>`: the turn's structure, bucketed counts: length, numbers, numbers with a unit,
   clock times, dates, money, percentages, arithmetic, maths notation, question marks, a closing question,
-  sentences, capitalised names, commas, list lines, tables, paragraphs, code-like identifiers, a short
-  instruction before a long payload, and how many distinct words of four multilingual lexicons it uses
-  (programming terms, programming verbs, maths terms, transform verbs such as summarise or translate).
+  sentences, capitalised names (or "dense": German nouns), commas, list lines, tables, paragraphs,
+  code-like identifiers, and how many distinct words of four multilingual lexicons it uses (programming
+  terms, programming verbs, maths terms, transform verbs such as summarise or translate).
+- `p:<word>` and `ps:<what>=<bucket>`: when the turn is a short instruction and long pasted material
+  (before or after it; `s:payload`), the material's words and structure, apart from the instruction's.
 - `c:<feature>`: the same unigram and structure features of the context (system prompt and the two
   previous user turns, first 1,500 characters), with weights of their own; `c:none` when there is none.
 """
