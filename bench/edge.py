@@ -36,6 +36,7 @@ import os
 import platform
 import resource
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import httpx
 import yaml
 
 BENCH = Path(__file__).resolve().parent
@@ -59,7 +61,8 @@ def start_gateway(
     stack: ExitStack, tmp: Path, upstream: str, edge: dict[str, Any], workers: int = 1
 ) -> tuple[str, str, str, Process]:
     """``gateway serve`` with an operator listener (metrics while the main one is busy); returns the
-    main URL, the operator URL, a key, and the process."""
+    main URL, the operator URL, a key, and the process. The key file is ``keys-<port>.yaml`` in ``tmp``
+    (``limited_key`` adds another key to it)."""
     port, operator = free_port(), free_port()
     keys = tmp / f"keys-{port}.yaml"
     key = new_key(keys)
@@ -395,6 +398,35 @@ class SlowClients:
         return out
 
 
+def limited_key(tmp: Path, url: str, concurrency: int) -> str:
+    """A second key, with a cap on its requests in flight, as an operator gives a client it does not
+    trust: the slow clients' own, so that their never-read streams meet the cap and not the normal
+    traffic's key. The gateway reloads its key file, so the key works within its reload interval."""
+    keys = tmp / f"keys-{url.rsplit(':', 1)[1]}.yaml"
+    made = subprocess.run(
+        [
+            *(sys.executable, "-m", "gateway", "keys", "create", "untrusted"),
+            *("--keys-file", str(keys), "--concurrency", str(concurrency)),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return made.stdout.strip()
+
+
+def wait_for_key(url: str, key: str, seconds: float = 30.0) -> None:
+    """Until the gateway has read the new key from its file (it reloads it on an interval)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            answer = httpx.get(f"{url}/v1/models", headers={"authorization": f"Bearer {key}"})
+            if answer.status_code == 200:
+                return
+        time.sleep(0.5)
+    raise SystemExit(f"the gateway did not take the new key within {seconds:g} s")
+
+
 def abuse(
     port: int,
     key: str,
@@ -508,6 +540,13 @@ def main() -> None:
         help="seconds between two bytes of a slow head or body (default 2; quick: 0.25)",
     )
     parser.add_argument(
+        "--abuser-concurrency",
+        type=int,
+        default=0,
+        help="give the slow clients their own key with this many requests in flight at most "
+        "(0: they share the normal traffic's key, with no limit)",
+    )
+    parser.add_argument(
         "--mixes",
         default="head+body,head+body+unread_stream",
         help="slow-client mixes for part B, comma-separated (kinds: head, body, unread_stream)",
@@ -554,13 +593,19 @@ def main() -> None:
             )
             print(f"    cores: {cores_line(alone['cores'])}")
             results["abuse"] = {"alone": alone}
+            slow_key = key
+            if args.abuser_concurrency:
+                slow_key = limited_key(tmp, url, args.abuser_concurrency)
+                wait_for_key(url, slow_key)
+                print(f"  the slow clients have their own key, at most {args.abuser_concurrency} in flight")
+            results["abuse"]["abuser_concurrency"] = args.abuser_concurrency
             for mix in args.mixes.split(","):
                 kinds = mix.split("+")
                 time.sleep(edge["keepalive_timeout"] + 1.0)  # the previous mix's connections are gone
                 with Sampler(proc, operator) as sampler:
                     under, slow = abuse(
                         port,
-                        key,
+                        slow_key,
                         n_slow,
                         edge,
                         kinds,
