@@ -398,15 +398,17 @@ class SlowClients:
         return out
 
 
-def limited_key(tmp: Path, url: str, concurrency: int) -> str:
-    """A second key, with a cap on its requests in flight, as an operator gives a client it does not
-    trust: the slow clients' own, so that their never-read streams meet the cap and not the normal
-    traffic's key. The gateway reloads its key file, so the key works within its reload interval."""
+def limited_key(tmp: Path, url: str, concurrency: int, rpm: int) -> str:
+    """A second key with caps (requests in flight, requests a minute), as an operator gives a client it
+    does not trust: the slow clients' own, so that their never-read streams meet the caps and not the
+    normal traffic's key. The gateway reloads its key file, so the key works within that interval."""
     keys = tmp / f"keys-{url.rsplit(':', 1)[1]}.yaml"
     made = subprocess.run(
         [
             *(sys.executable, "-m", "gateway", "keys", "create", "untrusted"),
-            *("--keys-file", str(keys), "--concurrency", str(concurrency)),
+            *("--keys-file", str(keys)),
+            *(("--concurrency", str(concurrency)) if concurrency else ()),
+            *(("--rpm", str(rpm)) if rpm else ()),
         ],
         capture_output=True,
         text=True,
@@ -547,6 +549,12 @@ def main() -> None:
         "(0: they share the normal traffic's key, with no limit)",
     )
     parser.add_argument(
+        "--abuser-rpm",
+        type=int,
+        default=0,
+        help="and this many requests a minute at most (0: no such limit)",
+    )
+    parser.add_argument(
         "--mixes",
         default="head+body,head+body+unread_stream",
         help="slow-client mixes for part B, comma-separated (kinds: head, body, unread_stream)",
@@ -594,11 +602,14 @@ def main() -> None:
             print(f"    cores: {cores_line(alone['cores'])}")
             results["abuse"] = {"alone": alone}
             slow_key = key
-            if args.abuser_concurrency:
-                slow_key = limited_key(tmp, url, args.abuser_concurrency)
+            if args.abuser_concurrency or args.abuser_rpm:
+                slow_key = limited_key(tmp, url, args.abuser_concurrency, args.abuser_rpm)
                 wait_for_key(url, slow_key)
-                print(f"  the slow clients have their own key, at most {args.abuser_concurrency} in flight")
-            results["abuse"]["abuser_concurrency"] = args.abuser_concurrency
+                print(
+                    f"  the slow clients have their own key: at most {args.abuser_concurrency or 'any'} "
+                    f"in flight, {args.abuser_rpm or 'any'} requests a minute"
+                )
+            results["abuse"]["abuser_key"] = {"concurrency": args.abuser_concurrency, "rpm": args.abuser_rpm}
             for mix in args.mixes.split(","):
                 kinds = mix.split("+")
                 time.sleep(edge["keepalive_timeout"] + 1.0)  # the previous mix's connections are gone
