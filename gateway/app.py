@@ -32,6 +32,7 @@ from gateway.limits.limiter import Limiter
 from gateway.limits.store import build_store
 from gateway.proxy.handler import ProxyHandler
 from gateway.record import RequestRecord
+from gateway.routing.embedding import second_stage_for
 from gateway.routing.health import probe_forever
 from gateway.routing.scorer import ModelError, scorer_for
 from gateway.routing.state import BackendPool, SharedCount
@@ -70,6 +71,10 @@ def create_app(
         scorer = scorer_for(settings.routing.scorer)
     except ModelError as exc:
         raise ConfigError(f"routing.scorer.model: {exc}") from None
+    try:
+        second_stage = second_stage_for(settings.routing.scorer.second_stage)
+    except ModelError as exc:
+        raise ConfigError(f"routing.scorer.second_stage: {exc}") from None
     registry = registry or CollectorRegistry()
     metrics = Metrics(
         registry,
@@ -116,6 +121,7 @@ def create_app(
     snapshots: dict[str, BackendSnapshot] = {}
     backend_collector = BackendCollector(pool, snapshots)
     registry.register(backend_collector)
+    proxy = ProxyHandler(settings, upstream, pool, scorer=scorer, second_stage=second_stage)
     state = GatewayState(
         settings=settings,
         auth=Authenticator(
@@ -131,7 +137,7 @@ def create_app(
         pool=pool,
         limiter=limiter,
         store=store,
-        proxy=ProxyHandler(settings, upstream, pool, scorer=scorer),
+        proxy=proxy,
         metrics=metrics,
         started_at=int(time.time()),
         exposition=_exposition(registry, backend_collector, multiprocess_dir),

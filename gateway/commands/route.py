@@ -33,7 +33,15 @@ def _route(args: argparse.Namespace) -> int:
     from gateway.auth.principal import Principal
     from gateway.errors import GatewayError
     from gateway.proxy.body import parse_request
-    from gateway.proxy.handler import EXPLAIN_FEATURES, describe, dry_run_endpoint, plan_route
+    from gateway.proxy.handler import (
+        EXPLAIN_FEATURES,
+        describe,
+        dry_run_endpoint,
+        plan_route,
+        second_stage_texts,
+    )
+    from gateway.routing import extract_features
+    from gateway.routing.embedding import second_stage_for
     from gateway.routing.scorer import ModelError, scorer_for
     from gateway.routing.state import BackendPool
 
@@ -45,17 +53,28 @@ def _route(args: argparse.Namespace) -> int:
     except ModelError as exc:
         raise ConfigError(f"routing.scorer.model: {exc}") from None
     try:
+        stage = second_stage_for(settings.routing.scorer.second_stage)
+    except ModelError as exc:
+        raise ConfigError(f"routing.scorer.second_stage: {exc}") from None
+    try:
         endpoint = dry_run_endpoint(body, args.api, headers)
         parsed = parse_request(body, endpoint, max_n=settings.server.max_n, max_output_tokens=None)
         views = BackendPool(settings.backends, settings.routing.breaker).views()
+        principal = Principal(name="cli", kind="anonymous")
+        features = extract_features(parsed.view, parsed.endpoint, scorer, explain=EXPLAIN_FEATURES)
+        texts = second_stage_texts(stage, features, parsed, principal)
         decision, steps = plan_route(
             settings,
             views,
             parsed,
             headers,
-            Principal(name="cli", kind="anonymous"),
+            principal,
             scorer,
             explain=EXPLAIN_FEATURES,
+            features=features,
+            # One request, no event loop to keep free: the second stage runs inline here.
+            embed=stage.probability(*texts) if stage is not None and texts is not None else None,
+            embed_threshold=stage.model.threshold if stage is not None else 0.5,
         )
     except GatewayError as exc:
         print(exc.body().decode(), file=sys.stderr)

@@ -13,8 +13,10 @@ read and check the body → decide the route → try the candidates in order →
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import orjson
 from starlette.datastructures import Headers
@@ -35,6 +37,8 @@ from gateway.proxy.thinking import apply_thinking
 from gateway.record import DiffusionRun, RequestRecord
 from gateway.relay import ClientDisconnected, cancel_on_disconnect
 from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
+from gateway.routing.embedding import SecondStage
+from gateway.routing.features import RequestFeatures, conversation
 from gateway.routing.scorer import ScorerModel
 from gateway.routing.state import BackendPool
 from gateway.upstream import UpstreamClient
@@ -58,6 +62,7 @@ class ProxyHandler:
         pool: BackendPool,
         *,
         scorer: ScorerModel | None = None,
+        second_stage: SecondStage | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._settings = settings
@@ -66,17 +71,43 @@ class ProxyHandler:
         self._upstream = upstream
         self._pool = pool
         self._scorer = scorer
+        self._second_stage = second_stage
+        # One worker: an embedding is CPU-bound (torch on routing.scorer.second_stage.threads threads),
+        # so more would only contend with the event loop; requests in the band queue for it instead.
+        self._embedder = (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="route-embed") if second_stage else None
+        )
         self._clock = clock
         self._forwarded = FORWARDED | settings.edge.forward_headers
 
     # ---- the decision, shared with POST /v1/gateway/route and `gateway route` ----------------------------
 
-    def plan(
+    async def plan(
         self, parsed: ProxiedRequest, headers: Headers, principal: Principal, *, explain: int = 0
     ) -> tuple[Decision, int | None]:
+        features = extract_features(parsed.view, parsed.endpoint, self._scorer, explain=explain)
+        stage, embed = self._second_stage, None
+        texts = second_stage_texts(stage, features, parsed, principal)
+        if stage is not None and texts is not None:  # off the event loop: tens of milliseconds of CPU
+            loop = asyncio.get_running_loop()
+            embed = await loop.run_in_executor(self._embedder, stage.probability, *texts)
         return plan_route(
-            self._settings, self._pool.views(), parsed, headers, principal, self._scorer, explain=explain
+            self._settings,
+            self._pool.views(),
+            parsed,
+            headers,
+            principal,
+            self._scorer,
+            explain=explain,
+            features=features,
+            embed=embed,
+            embed_threshold=stage.model.threshold if stage is not None else 0.5,
         )
+
+    def close(self) -> None:
+        """Stops the second stage's worker (start-up made it); requests have finished by then."""
+        if self._embedder is not None:
+            self._embedder.shutdown(wait=False, cancel_futures=True)
 
     def _parse(self, body: bytes, endpoint: Endpoint, principal: Principal) -> ProxiedRequest:
         """The body as the proxy loop and the dry run both see it, thinking policy applied."""
@@ -96,7 +127,7 @@ class ProxyHandler:
         body = await read_body(request, self._settings.server.max_body_bytes)
         endpoint = dry_run_endpoint(body, request.query_params.get("api"), request.headers)
         parsed = self._parse(body, endpoint, principal)
-        decision, steps = self.plan(parsed, request.headers, principal, explain=EXPLAIN_FEATURES)
+        decision, steps = await self.plan(parsed, request.headers, principal, explain=EXPLAIN_FEATURES)
         return describe(decision, steps, self._backends)
 
     # ---- the proxy loop ---------------------------------------------------------------------------------
@@ -117,7 +148,7 @@ class ProxyHandler:
             prompt = view.get("messages", view.get("prompt"))
             record.content = {"prompt": orjson.dumps(prompt).decode()}
             record.content_limit = telemetry.log_content_max_chars
-        decision, steps = self.plan(parsed, request.headers, principal)
+        decision, steps = await self.plan(parsed, request.headers, principal)
         record.route_reasons = decision.reasons
         record.route_score = decision.score
         record.routed_to = decision.candidates[0]
@@ -326,10 +357,18 @@ def plan_route(
     scorer: ScorerModel | None,
     *,
     explain: int = 0,
+    features: RequestFeatures | None = None,
+    embed: float | None = None,
+    embed_threshold: float = 0.5,
 ) -> tuple[Decision, int | None]:
-    """The routing decision for a parsed request, and the diffusion step cap of its speed tier."""
+    """The routing decision for a parsed request, and the diffusion step cap of its speed tier.
+
+    ``features``: when the caller extracted them already; ``embed``: the second stage's probability,
+    when second_stage_texts said it should run (computed by the caller, off the event loop).
+    """
     policy = settings.routing
-    features = extract_features(parsed.view, parsed.endpoint, scorer, explain=explain)
+    if features is None:
+        features = extract_features(parsed.view, parsed.endpoint, scorer, explain=explain)
     threshold = principal.route_threshold or policy.scorer.threshold or (scorer.threshold if scorer else 0.5)
     decision = decide(
         RouteInput(
@@ -340,6 +379,8 @@ def plan_route(
             allowed_backends=principal.backends,
             may_override=principal.may_override,
             threshold=threshold,
+            embed=embed,
+            embed_threshold=embed_threshold,
         ),
         views,
         policy,
@@ -356,6 +397,19 @@ def plan_route(
         known = ", ".join(sorted(policy.speed_tiers)) or "none"
         raise InvalidRequest(f"Unknown speed tier `{tier[:50]}` (known: {known}).", code="unknown_speed_tier")
     return decision, steps
+
+
+def second_stage_texts(
+    stage: SecondStage | None, features: RequestFeatures, parsed: ProxiedRequest, principal: Principal
+) -> tuple[str, str] | None:
+    """The newest turn and the context to embed, when the second stage should decide this request: it
+    is on, the linear score is in its band, and the principal has no threshold of its own (a key that
+    chose its speed/quality trade-off keeps it: the band was chosen around the default threshold)."""
+    d = features.difficulty
+    if stage is None or d is None or principal.route_threshold is not None or not stage.in_band(d.score):
+        return None
+    talk = conversation(parsed.view)
+    return talk.newest, talk.context
 
 
 def describe(
@@ -379,6 +433,8 @@ def describe(
             "context": round(difficulty.context, 3),
             "top_features": [c.as_dict() for c in difficulty.top],
         }
+        if decision.embed is not None:  # the embedding second stage decided (score in its band)
+            out["difficulty"]["embed"] = round(decision.embed, 3)  # type: ignore[index]
     return out
 
 

@@ -16,7 +16,8 @@ Reason codes (``x-gateway-route``): ``explicit:header``, ``explicit:model``, ``e
 ``rule:<name>``, ``incompatible:<what>``, ``tool-heavy:tools``, ``tool-heavy:tool_choice``,
 ``tool-heavy:agent-loop``, ``hard:code`` (code in the text), ``hard:thinking``, ``hard:score=0.91``
 (the difficulty scorer, at or above the threshold), ``default:score=0.12`` (below it; ``default`` when the
-scorer is off), ``adapted:temperature``, ``unserved:<backend>`` (it does not serve the request's API, e.g.
+scorer is off; ``hard:score=0.41,embed=0.83`` when the optional embedding second stage decided a score in
+its band), ``adapted:temperature``, ``unserved:<backend>`` (it does not serve the request's API, e.g.
 ``/v1/messages``), ``unavailable:<backend>``, ``spillover``, ``queued``.
 """
 
@@ -63,6 +64,10 @@ class RouteInput:
     # Difficulty scores at or above it are hard: the principal's own, else routing.scorer.threshold, else
     # the model's (resolved by the caller).
     threshold: float = 0.5
+    # The embedding second stage's probability that the request is hard, when it ran (its score was in
+    # routing.scorer.second_stage.band); it then decides instead of the score, against embed_threshold.
+    embed: float | None = None
+    embed_threshold: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +78,7 @@ class Decision:
     queue: bool = False  # wait for a slot on the first candidate instead of spilling over
     difficulty: Difficulty | None = None  # the scorer's verdict, when it ran
     threshold: float | None = None  # the threshold it was held against
+    embed: float | None = None  # the second stage's probability, when it decided
 
     @property
     def score(self) -> float | None:
@@ -108,6 +114,7 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
             drop_temperature=drop,
             difficulty=request.features.difficulty,
             threshold=request.threshold,
+            embed=request.embed,
         )
 
     target, reasons, may_fall_to_diffusion = _by_policy(request, backends, policy)
@@ -155,6 +162,7 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
         queue=queue,
         difficulty=request.features.difficulty,
         threshold=request.threshold,
+        embed=request.embed,
     )
 
 
@@ -252,14 +260,29 @@ def _by_policy(
     if f.thinking:
         reasons.append("hard:thinking")
     score = f.difficulty.score if f.difficulty is not None else None
-    if score is not None and score >= request.threshold:
-        reasons.append(f"hard:score={score:.2f}")
+    if _hard(request):
+        reasons.append(f"hard:{_scored(request)}")
     if reasons and autoregressive is not None:
         return autoregressive, reasons, not incompatible and policy.fallback_to_diffusion
     target = diffusion or autoregressive or backends[0].name
     if not reasons:
-        reasons = ["default"] if score is None else [f"default:score={score:.2f}"]
+        reasons = ["default"] if score is None else [f"default:{_scored(request)}"]
     return target, reasons, True
+
+
+def _hard(request: RouteInput) -> bool:
+    """The scorer's verdict: the second stage's when it ran, else the score against the threshold."""
+    if request.embed is not None:
+        return request.embed >= request.embed_threshold
+    d = request.features.difficulty
+    return d is not None and d.score >= request.threshold
+
+
+def _scored(request: RouteInput) -> str:
+    """``score=0.41`` or, when the second stage decided, ``score=0.41,embed=0.83``."""
+    d = request.features.difficulty
+    text = f"score={d.score:.2f}" if d is not None else "score=none"
+    return text if request.embed is None else f"{text},embed={request.embed:.2f}"
 
 
 def _matches(rule: Rule, request: RouteInput) -> bool:
@@ -270,7 +293,7 @@ def _matches(rule: Rule, request: RouteInput) -> bool:
         w.endpoint is None or w.endpoint == f.endpoint,
         w.has_tools is None or w.has_tools == f.has_tools,
         w.code is None or w.code == f.code,
-        w.hard is None or w.hard == (score is not None and score >= request.threshold),
+        w.hard is None or w.hard == _hard(request),
         w.min_score is None or (score is not None and score >= w.min_score),
         w.max_score is None or (score is not None and score <= w.max_score),
         w.thinking is None or w.thinking == f.thinking,
