@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from gateway.auth.principal import Principal
 from gateway.errors import ModelError
 from gateway.proxy.body import parse_request
-from gateway.proxy.handler import second_stage_texts
+from gateway.proxy.planning import second_stage_texts
 from gateway.routing import BackendView, RouteInput, decide
 from gateway.routing.embedding import (
     DIMENSIONS,

@@ -33,7 +33,7 @@ def _route(args: argparse.Namespace) -> int:
     from gateway.auth.principal import Principal
     from gateway.errors import GatewayError
     from gateway.proxy.body import parse_request
-    from gateway.proxy.handler import (
+    from gateway.proxy.planning import (
         EXPLAIN_FEATURES,
         describe,
         dry_run_endpoint,

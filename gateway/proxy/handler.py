@@ -25,20 +25,27 @@ from starlette.responses import Response
 
 from gateway.auth.principal import Principal
 from gateway.config import Settings
-from gateway.errors import InvalidRequest, UpstreamFailure
-from gateway.permissions import model_not_allowed
+from gateway.errors import UpstreamFailure
 from gateway.proxy.attempt import CLIENT_CLOSED, Attempt
 from gateway.proxy.body import ProxiedRequest, parse_request, read_body, upstream_body
-from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
+from gateway.proxy.dialects import PATHS, Endpoint
 from gateway.proxy.headers import FORWARDED, upstream_request_headers
 from gateway.proxy.outcome import Outcome
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pacing_budget
+from gateway.proxy.planning import (
+    EXPLAIN_FEATURES,
+    ROUTE_HEADER,
+    SPEED_HEADER,
+    describe,
+    dry_run_endpoint,
+    plan_route,
+    second_stage_texts,
+)
 from gateway.proxy.thinking import apply_thinking
 from gateway.record import DiffusionRun, RequestRecord
 from gateway.relay import ClientDisconnected, cancel_on_disconnect
-from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
+from gateway.routing import Decision, extract_features
 from gateway.routing.embedding import SecondStage
-from gateway.routing.features import RequestFeatures, conversation
 from gateway.routing.scorer import ScorerModel
 from gateway.routing.state import BackendPool
 from gateway.upstream import UpstreamClient
@@ -47,11 +54,7 @@ from gateway.wire import BACKEND_HEADER
 
 __all__ = ["BACKEND_HEADER", "FALLBACK_HEADER", "ROUTE_HEADER", "SPEED_HEADER", "ProxyHandler"]
 
-ROUTE_HEADER = "x-gateway-route"
 FALLBACK_HEADER = "x-gateway-fallback"
-SPEED_HEADER = "x-gateway-speed"
-# How many of the features that pushed the difficulty score most a dry run lists.
-EXPLAIN_FEATURES = 5
 
 
 class ProxyHandler:
@@ -346,105 +349,3 @@ def _diffusion_run(
     if isinstance(asked_canvas, int) and not isinstance(asked_canvas, bool) and 1 <= asked_canvas <= canvas:
         canvas = asked_canvas
     return DiffusionRun(served.sampler, served.entropy_bound, canvas, steps)
-
-
-def plan_route(
-    settings: Settings,
-    views: list[BackendView],
-    parsed: ProxiedRequest,
-    headers: Headers,
-    principal: Principal,
-    scorer: ScorerModel | None,
-    *,
-    explain: int = 0,
-    features: RequestFeatures | None = None,
-    embed: float | None = None,
-    embed_threshold: float = 0.5,
-) -> tuple[Decision, int | None]:
-    """The routing decision for a parsed request, and the diffusion step cap of its speed tier.
-
-    ``features``: when the caller extracted them already; ``embed``: the second stage's probability,
-    when second_stage_texts said it should run (computed by the caller, off the event loop).
-    """
-    policy = settings.routing
-    if features is None:
-        features = extract_features(parsed.view, parsed.endpoint, scorer, explain=explain)
-    threshold = principal.route_threshold or policy.scorer.threshold or (scorer.threshold if scorer else 0.5)
-    decision = decide(
-        RouteInput(
-            model=parsed.model,
-            features=features,
-            principal=principal.name,
-            header_route=headers.get(ROUTE_HEADER),
-            allowed_backends=principal.backends,
-            may_override=principal.may_override,
-            threshold=threshold,
-            embed=embed,
-            embed_threshold=embed_threshold,
-        ),
-        views,
-        policy,
-    )
-    first = settings.backend(decision.candidates[0])
-    asked = (AUTO,) if parsed.model == AUTO else (first.name, first.model, parsed.model)
-    if not principal.may_use(*asked):
-        raise model_not_allowed(parsed.model)
-    tier = headers.get(SPEED_HEADER) or principal.speed_tier
-    if tier is None:
-        return decision, None
-    steps = policy.speed_tiers.get(tier)
-    if steps is None:
-        known = ", ".join(sorted(policy.speed_tiers)) or "none"
-        raise InvalidRequest(f"Unknown speed tier `{tier[:50]}` (known: {known}).", code="unknown_speed_tier")
-    return decision, steps
-
-
-def second_stage_texts(
-    stage: SecondStage | None, features: RequestFeatures, parsed: ProxiedRequest, principal: Principal
-) -> tuple[str, str] | None:
-    """The newest turn and the context to embed, when the second stage should decide this request: it
-    is on, the linear score is in its band, and the principal has no threshold of its own (a key that
-    chose its speed/quality trade-off keeps it: the band was chosen around the default threshold)."""
-    d = features.difficulty
-    if stage is None or d is None or principal.route_threshold is not None or not stage.in_band(d.score):
-        return None
-    talk = conversation(parsed.view)
-    return talk.newest, talk.context
-
-
-def describe(
-    decision: Decision, steps: int | None, backends: dict[str, BackendSettings]
-) -> dict[str, object]:
-    out: dict[str, object] = {
-        "backend": decision.candidates[0],
-        "model": backends[decision.candidates[0]].model,
-        "candidates": list(decision.candidates),
-        "reasons": list(decision.reasons),
-        "drop_temperature": decision.drop_temperature,
-        "queue": decision.queue,
-        "diffusion_max_steps": steps,
-    }
-    difficulty = decision.difficulty
-    if difficulty is not None:
-        out["difficulty"] = {
-            "score": difficulty.score,
-            "threshold": decision.threshold,
-            # What the system prompt and the earlier turns added to the logit (> 0: harder).
-            "context": round(difficulty.context, 3),
-            "top_features": [c.as_dict() for c in difficulty.top],
-        }
-        if decision.embed is not None:  # the embedding second stage decided (score in its band)
-            out["difficulty"]["embed"] = round(decision.embed, 3)  # type: ignore[index]
-    return out
-
-
-def dry_run_endpoint(body: bytes, api: str | None, headers: Headers) -> Endpoint:
-    """The dialect a dry-run body is read in (see ProxyHandler.explain)."""
-    if api is not None:
-        if api not in PATHS:
-            known = ", ".join(sorted(PATHS))
-            raise InvalidRequest(f"Unknown api `{api[:50]}` (one of: {known}).", param="api")
-        return api  # narrowed to an Endpoint by the check above
-    if "anthropic-version" in headers:
-        return "messages"
-    return guess_endpoint(body)
