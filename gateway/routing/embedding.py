@@ -16,15 +16,13 @@ of 2 x 384 + 1 weights, a bias and its threshold, written by ``bench/router_embe
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, cast
 
 from gateway.errors import ModelError
+from gateway.routing import model_file
 from gateway.routing.scorer import CONTEXT_CHARS
 from gateway.routing.settings import SecondStageSettings
 
@@ -85,18 +83,11 @@ class SecondStageModel:
         }
 
     def save(self, path: Path) -> None:
-        data = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
-        path.write_bytes(gzip.compress(data.encode(), compresslevel=9, mtime=0))
+        path.write_bytes(model_file.encode(self.to_json()))
 
 
 def parse_second_stage_model(raw: bytes, label: str) -> SecondStageModel:
-    try:
-        data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    except (OSError, EOFError, ValueError) as exc:
-        raise ModelError(f"{label} is not a gzip'd JSON model file ({exc})") from exc
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise ModelError(f"{label} has format {found!r}; expected {FORMAT!r}")
+    data = model_file.decode(raw, label, FORMAT)
     try:
         weights = tuple(float(w) for w in data["weights"])
         bias, threshold = float(data["bias"]), float(data["threshold"])
@@ -114,19 +105,7 @@ def parse_second_stage_model(raw: bytes, label: str) -> SecondStageModel:
 
 def load_second_stage_model(name_or_path: str) -> SecondStageModel:
     """The shipped second-stage model (``"default"``) or a file written by the bench's ``--out``."""
-    if name_or_path == "default":
-        resource = resources.files("gateway.routing").joinpath("models", "second-stage.json.gz")
-        label = "the shipped second-stage model (gateway/routing/models/second-stage.json.gz)"
-        try:
-            raw = resource.read_bytes()
-        except OSError as exc:
-            raise ModelError(f"{label} is missing from the installation: {exc}") from exc
-    else:
-        label = f"second-stage model {name_or_path}"
-        try:
-            raw = Path(name_or_path).read_bytes()
-        except OSError as exc:
-            raise ModelError(f"cannot read {label}: {exc.strerror or exc}") from exc
+    raw, label = model_file.read(name_or_path, "second-stage.json.gz", "second-stage model")
     return parse_second_stage_model(raw, label)
 
 

@@ -17,15 +17,13 @@ Scoring is pure and needs no third-party package (a few hundred dictionary look-
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from gateway.errors import ModelError
+from gateway.routing import model_file
 from gateway.routing.settings import ScorerSettings
 from gateway.routing.text import featurize
 
@@ -44,7 +42,7 @@ __all__ = [
 ]
 
 FORMAT = "gateway-router/1"
-DEFAULT_MODEL = "default"  # the model shipped in gateway/routing/models/
+DEFAULT_MODEL = model_file.SHIPPED  # the model shipped in gateway/routing/models/
 # Context texts are read only this far: what a system prompt or an earlier turn says about the task is
 # at its start, and the newest turn has its own, larger budget (text.HEAD_CHARS + TAIL_CHARS).
 CONTEXT_CHARS = 1500
@@ -111,9 +109,7 @@ class ScorerModel:
         }
 
     def save(self, path: Path) -> None:
-        data = json.dumps(self.to_json(), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        # mtime=0: the same model gives the same bytes (reproducible training).
-        path.write_bytes(gzip.compress(data.encode(), compresslevel=9, mtime=0))
+        path.write_bytes(model_file.encode(self.to_json()))
 
 
 def _sigmoid(x: float) -> float:
@@ -147,31 +143,12 @@ def scorer_for(settings: ScorerSettings) -> ScorerModel | None:
 
 def load_model(name_or_path: str | Path = DEFAULT_MODEL) -> ScorerModel:
     """The shipped model (``"default"``) or a model file written by ``gateway router train``."""
-    if str(name_or_path) == DEFAULT_MODEL:
-        resource = resources.files("gateway.routing").joinpath("models", "default.json.gz")
-        label = "the shipped routing model (gateway/routing/models/default.json.gz)"
-        try:
-            raw = resource.read_bytes()
-        except OSError as exc:
-            raise ModelError(f"{label} is missing from the installation: {exc}") from exc
-    else:
-        path = Path(name_or_path)
-        label = f"routing model {path}"
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise ModelError(f"cannot read {label}: {exc.strerror or exc}") from exc
+    raw, label = model_file.read(name_or_path, "default.json.gz", "routing model")
     return parse_model(raw, label)
 
 
 def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
-    try:
-        data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    except (OSError, EOFError, ValueError) as exc:
-        raise ModelError(f"{label} is not a gzip'd JSON model file ({exc})") from exc
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise ModelError(f"{label} has format {found!r}; expected {FORMAT!r} (see gateway router train)")
+    data = model_file.decode(raw, label, FORMAT, " (see gateway router train)")
     weights = data.get("weights")
     if not isinstance(weights, dict) or not weights:
         raise ModelError(f"{label} holds no weights")
