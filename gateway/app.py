@@ -32,9 +32,9 @@ from gateway.limits.limiter import Limiter
 from gateway.limits.store import build_store
 from gateway.proxy.handler import ProxyHandler
 from gateway.record import RequestRecord
-from gateway.routing.embedding import second_stage_for
+from gateway.routing.embedding import SecondStage, second_stage_for
 from gateway.routing.health import probe_forever
-from gateway.routing.scorer import ModelError, scorer_for
+from gateway.routing.scorer import ModelError, ScorerModel, scorer_for
 from gateway.routing.state import BackendPool, SharedCount
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.logs import configure_logging
@@ -58,6 +58,20 @@ def create_worker_app(config: Path | None, multiprocess_dir: str) -> GatewayApp:
     return create_app(settings, multiprocess_dir=multiprocess_dir)
 
 
+def routing_models(settings: Settings) -> tuple[ScorerModel | None, SecondStage | None]:
+    """The difficulty scorer and the embedding second stage that ``routing.scorer`` names, loaded now;
+    a missing or unusable model file is a ConfigError naming the setting (the app and ``gateway route``)."""
+    try:
+        scorer = scorer_for(settings.routing.scorer)
+    except ModelError as exc:
+        raise ConfigError(f"routing.scorer.model: {exc}") from None
+    try:
+        second_stage = second_stage_for(settings.routing.scorer.second_stage)
+    except ModelError as exc:
+        raise ConfigError(f"routing.scorer.second_stage: {exc}") from None
+    return scorer, second_stage
+
+
 def create_app(
     settings: Settings,
     *,
@@ -67,14 +81,8 @@ def create_app(
     multiprocess_dir: str | None = None,
 ) -> GatewayApp:
     """Build the gateway. Raises ConfigError when the auth material named in ``settings`` is unusable."""
-    try:  # before any client is made: a bad model stops start-up with nothing to clean up
-        scorer = scorer_for(settings.routing.scorer)
-    except ModelError as exc:
-        raise ConfigError(f"routing.scorer.model: {exc}") from None
-    try:
-        second_stage = second_stage_for(settings.routing.scorer.second_stage)
-    except ModelError as exc:
-        raise ConfigError(f"routing.scorer.second_stage: {exc}") from None
+    # Before any client is made: a bad model stops start-up with nothing to clean up.
+    scorer, second_stage = routing_models(settings)
     registry = registry or CollectorRegistry()
     metrics = Metrics(
         registry,

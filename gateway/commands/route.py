@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from gateway.config import ConfigError, load_settings
+from gateway.config import load_settings
 
 __all__ = ["add_parser"]
 
@@ -30,6 +30,7 @@ def _route(args: argparse.Namespace) -> int:
     import orjson
     from starlette.datastructures import Headers
 
+    from gateway.app import routing_models
     from gateway.auth.principal import Principal
     from gateway.errors import GatewayError
     from gateway.proxy.body import parse_request
@@ -41,21 +42,12 @@ def _route(args: argparse.Namespace) -> int:
         second_stage_texts,
     )
     from gateway.routing import extract_features
-    from gateway.routing.embedding import second_stage_for
-    from gateway.routing.scorer import ModelError, scorer_for
     from gateway.routing.state import BackendPool
 
     settings = load_settings(args.config)
     body = sys.stdin.buffer.read() if str(args.file) == "-" else args.file.read_bytes()
     headers = Headers({k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in args.header)})
-    try:
-        scorer = scorer_for(settings.routing.scorer)
-    except ModelError as exc:
-        raise ConfigError(f"routing.scorer.model: {exc}") from None
-    try:
-        stage = second_stage_for(settings.routing.scorer.second_stage)
-    except ModelError as exc:
-        raise ConfigError(f"routing.scorer.second_stage: {exc}") from None
+    scorer, stage = routing_models(settings)
     try:
         endpoint = dry_run_endpoint(body, args.api, headers)
         parsed = parse_request(body, endpoint, max_n=settings.server.max_n, max_output_tokens=None)
