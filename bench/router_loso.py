@@ -6,7 +6,9 @@ Every training source (this project's generators, and the public collections shi
 gateway/routing/training/data/) is held out in turn: a model is trained on all the others and scores the
 held-out source's examples as the gateway would (newest turn and context). So a figure here says how
 the scorer does on a way of writing requests it has never seen, which is what a new deployment's
-traffic is. Needs the router-train extra (scikit-learn). A few minutes on 2 cores.
+traffic is. Two figures per class: the scorer alone, and the routing policy, where the structural rules
+(code in the text, ...) come first and the held-out score decides the rest, as in the gateway; the
+per-source table is the policy's. Needs the router-train extra (scikit-learn). A few minutes on 2 cores.
 
 The classes are the sources' categories: reasoning, math-word, math and code go to the autoregressive
 backend, smalltalk, factual, transform, writing and advice to the diffusion backend.
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from gateway.routing.training.data import builtin_examples
 from gateway.routing.training.fit import FitSettings, choose_threshold, leave_one_source_out, recall
-from gateway.routing.training.report import confusion, per_group, sweep
+from gateway.routing.training.report import confusion, per_group, sweep, under_policy
 
 
 def main() -> None:
@@ -45,17 +47,26 @@ def main() -> None:
         f"threshold {threshold:.2f} (chosen on these held-out scores); {elapsed:.0f} s "
         f"({platform.machine()}, Python {platform.python_version()})\n"
     )
+    print("The scorer alone:\n")
     print(per_group(predictions, threshold, lambda p: p.example.category, "class"))
+    print()
+    # What the gateway does: the structural rules (code in the text, ...) first, the held-out score after.
+    routed = under_policy(predictions)
+    print("The routing policy (structural rules first, then the held-out score):\n")
+    print(per_group(routed, threshold, lambda p: p.example.category, "class"))
     print()
     print(confusion(predictions, threshold))
     print()
     print(sweep(predictions))
     print()
-    print(per_group(predictions, threshold, lambda p: p.example.source, "held-out source"))
+    print(per_group(routed, threshold, lambda p: p.example.source, "held-out source (policy)"))
     if args.json:
         by_class: dict[str, list[bool]] = defaultdict(list)
         for p in predictions:
             by_class[p.example.category].append((p.score >= threshold) == (p.example.label == "hard"))
+        by_policy: dict[str, list[bool]] = defaultdict(list)
+        for p in routed:
+            by_policy[p.example.category].append((p.score >= threshold) == (p.example.label == "hard"))
         Path(args.json).write_text(
             json.dumps(
                 {
@@ -63,6 +74,7 @@ def main() -> None:
                     "hard_recall": recall(predictions, threshold, "hard"),
                     "easy_recall": recall(predictions, threshold, "easy"),
                     "classes": {k: sum(v) / len(v) for k, v in sorted(by_class.items())},
+                    "policy_classes": {k: sum(v) / len(v) for k, v in sorted(by_policy.items())},
                     "examples": len(examples),
                     "sources": sources,
                 },

@@ -76,6 +76,8 @@ CASES = {
     "adv: SELECT a x 8,000 chars": turn(("SELECT a " * 1000)[:8000]),
     "adv: repeated keyword": turn("prove " * 20_000),
     "adv: unbalanced fences": turn("```" + "x```y" * 2000),
+    # Thousands of inline code spans with no code in them: only the first spans are looked at.
+    "adv: backticked words": turn("`word` " * 2000),
     "adv: 1 MB of one character": turn("a" * 1_000_000),
     "adv: 1 MB of digits and colons": turn("9:" * 500_000),
 }

@@ -93,6 +93,13 @@ def test_pasted_material_is_read_apart_from_its_instruction() -> None:
     assert "s:payload" not in featurize("Summarise this email: " + email.replace("\n\n", " "))
 
 
+def test_the_register_of_chat_is_read() -> None:
+    assert "s:chatty=4+" in featurize("haha I slept 5 hours because Priya kept texting me!! 😂")
+    assert "s:chatty=1" in featurize("Spent 7 dollars on snacks :)")
+    puzzle = featurize("Priya has 5 apples and gives 2 to Tom. How many does she keep?")
+    assert "s:chatty=0" in puzzle
+
+
 def test_german_nouns_are_not_a_cast_of_names() -> None:
     german = (
         "Die Bürgermeisterin sprach von einer großen Chance für die Region. Viele Geschäfte in der "

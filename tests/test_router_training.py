@@ -102,3 +102,49 @@ def test_the_builtin_sources_are_distinct_and_labelled() -> None:
     examples = builtin_examples(5, seed=3)
     assert examples == builtin_examples(5, seed=3)
     assert {e.source for e in examples} >= set(names)
+
+
+def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
+    """The fit sees structure features with a larger value (FitSettings.structure_scale); the stored
+    weights are scaled back, so the gateway's sum over present features gives sklearn's probability."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+
+    from gateway.routing.training.fit import FitSettings, _features, _scale, fit
+
+    data = tmp_path / "labelled.jsonl"
+    write_data(data, n=60)
+    examples = load_jsonl(data)
+    settings = FitSettings(structure_scale=3.0, prune=0.0)
+    model = fit(examples, settings)
+    rows = [_features(e) for e in examples]
+    counts: dict[str, int] = {}
+    for row in rows:
+        for f in row:
+            counts[f] = counts.get(f, 0) + 1
+    names = sorted(f for f, n in counts.items() if n >= settings.min_count)
+    assert any(_scale(n, 3.0) == 3.0 for n in names) and any(_scale(n, 3.0) == 1.0 for n in names)
+    column = {f: i for i, f in enumerate(names)}
+    dense = np.zeros((len(rows), len(names)))
+    for r, row in enumerate(rows):
+        for f in row:
+            if f in column:
+                dense[r, column[f]] = _scale(f, 3.0)
+    reference = LogisticRegression(
+        C=settings.c, solver="liblinear", class_weight="balanced", max_iter=2000, random_state=0
+    ).fit(csr_matrix(dense), [e.label == "hard" for e in examples])
+    expected = reference.predict_proba(csr_matrix(dense))[:, 1]
+    got = [model.score(e.messages[-1]["content"]).score for e in examples]
+    assert np.allclose(got, expected, atol=2e-3)  # the stored weights are rounded to 4 decimals
+
+
+def test_the_policy_report_counts_structural_rules_first() -> None:
+    from gateway.routing.training.fit import Prediction
+    from gateway.routing.training.report import under_policy
+    from gateway.routing.training.sources import Example
+
+    snippet = Example([{"role": "user", "content": "Is `rm -rf ./build` safe?"}], "hard", "s", "code")
+    prose = Example([{"role": "user", "content": "Is my bike safe to ride?"}], "easy", "s", "advice")
+    routed = under_policy([Prediction(snippet, 0.1), Prediction(prose, 0.2)])
+    assert [p.score for p in routed] == [1.0, 0.2]

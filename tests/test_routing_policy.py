@@ -101,6 +101,15 @@ CASES: list[tuple[str, dict[str, Any], str, set[str]]] = [
     ),
     ("signature", user("what does def merge(a, b): return a do"), "autoregressive", {"hard:code"}),
     (
+        "inline snippet",
+        user("What does `df.groupby('city')['sales'].transform('mean')` return?"),
+        "autoregressive",
+        {"hard:code"},
+    ),
+    ("inline command", user("Is `ls -la` safe to run?"), "autoregressive", {"hard:code"}),
+    # A backticked plain word is emphasis, not code.
+    ("backticked word", user("Is `serendipity` a nice word?"), "diffusion", {"default"}),
+    (
         "thinking on",
         {**user("hi"), "chat_template_kwargs": {"enable_thinking": True}},
         "autoregressive",

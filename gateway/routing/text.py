@@ -6,7 +6,8 @@
   "7 apples" and "12 apples" are one feature.
 - ``s:<what>=<bucket>``: the structure, language-independent: length, numbers, numbers with units,
   clock times, dates, money, arithmetic, maths notation, questions, sentences, names (enumerated
-  entities), commas, lists, tables, code-like identifiers. Counts are bucketed, so a linear model can
+  entities), commas, lists, tables, code-like identifiers, the register of chat (exclamations,
+  laughter, emoticons, emoji). Counts are bucketed, so a linear model can
   weigh "three names and a question" differently from "one name" without any scaling.
 - ``p:<word>`` and ``ps:<what>=<bucket>``: when the turn is a short instruction and a long pasted text
   ("Summarise this:\n\n<an email>", "<a timetable>\n\nWhen do I arrive?"), the pasted text's words and
@@ -97,6 +98,9 @@ _TRANSFORM_TERMS = frozenset(
     riassumi riassunto traduci traduzione riformula resuma traduza reescreva""".split()
 )
 _DOMAIN = _CODE_TERMS | _MATH_TERMS
+_LAUGHTER = frozenset("haha hahaha hehe lol lmao omg xd xx yay ugh wow aww hmm jaja mdr".split())
+_EMOTICONS = (":)", ":(", ":D", ";)", ":P", "<3", ":-)", "^^")
+_EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 _CLOCK = re.compile(r"\d:[0-5]\d")
 _AM_PM = re.compile(r"\d ?[ap]\.?m\b", re.IGNORECASE)
 _MERIDIEM = frozenset({"am", "pm"})
@@ -223,6 +227,13 @@ def _shape(text: str, tokens: list[str], folded: list[str], out: set[str]) -> No
     }
     for name, count in counts.items():
         out.add(f"s:{name}=" + _bucket(count, (1, 2, 4)))
+    # The register of chat: exclamations, laughter, emoticons and emoji. Small talk that mentions numbers
+    # and names ("slept 5 hours because Priya kept texting") read as a puzzle without it (issue 15:
+    # held out, a third of a rambling small-talk source went to the autoregressive backend).
+    chatty = text.count("!") + len(distinct & _LAUGHTER) + sum(map(text.count, _EMOTICONS))
+    if not text.isascii():
+        chatty += len(_EMOJI.findall(text))
+    out.add("s:chatty=" + _bucket(chatty, (1, 2, 4)))
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
     names = [t for t in set(filter(str.istitle, tokens)) if t.lower() not in _NOT_NAMES]

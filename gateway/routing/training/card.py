@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from gateway.routing.scorer import ScorerModel
 from gateway.routing.training.data import builtin_sources, public_licences
 from gateway.routing.training.fit import Prediction, recall
-from gateway.routing.training.report import confusion, per_group, sweep
+from gateway.routing.training.report import confusion, per_group, sweep, under_policy
 from gateway.routing.training.sources import Example
 
 __all__ = ["model_card"]
@@ -20,8 +20,9 @@ _FEATURES = """\
 - `s:<what>=<bucket>`: the turn's structure, bucketed counts: length, numbers, numbers with a unit,
   clock times, dates, money, percentages, arithmetic, maths notation, question marks, a closing question,
   sentences, capitalised names (or "dense": German nouns), commas, list lines, tables, paragraphs,
-  code-like identifiers, and how many distinct words of four multilingual lexicons it uses (programming
-  terms, programming verbs, maths terms, transform verbs such as summarise or translate).
+  code-like identifiers, the register of chat (exclamations, laughter, emoticons, emoji), and how
+  many distinct words of four multilingual lexicons it uses (programming terms, programming verbs,
+  maths terms, transform verbs such as summarise or translate).
 - `p:<word>` and `ps:<what>=<bucket>`: when the turn is a short instruction and long pasted material
   (before or after it; `s:payload`), the material's words and structure, apart from the instruction's.
 - `c:<feature>`: the same unigram and structure features of the context (system prompt and the two
@@ -41,7 +42,8 @@ def model_card(
         "# Routing scorer: model card",
         "",
         f"- Trained: {meta.get('created', '?')} with `gateway router train` (seed {meta.get('seed')}, "
-        f"C={meta.get('c')}, features seen in fewer than {meta.get('min_count')} examples dropped).",
+        f"C={meta.get('c')}, structure features scaled by {meta.get('structure_scale', 1.0)}, features seen "
+        f"in fewer than {meta.get('min_count')} examples dropped).",
         f"- File: {size / 1024:.0f} KiB gzip'd JSON, {len(model.weights)} weights, bias {model.bias}.",
         f"- Threshold: {model.threshold:.2f}, chosen for the best balanced accuracy (the mean of the hard "
         "and the easy recall) on the leave-one-source-out scores below.",
@@ -69,7 +71,14 @@ def model_card(
         "Each source's examples scored by a model trained on every other source, at the chosen threshold: "
         f"hard recall {hard:.1%}, easy recall {easy:.1%}.",
         "",
+        "The scorer alone:",
+        "",
         per_group(held_out, threshold, lambda p: p.example.category, "class"),
+        "",
+        "The routing policy, as the gateway routes: the structural rules first (code in the text: a fence, "
+        "a signature, a stack trace, an inline snippet), then the held-out score:",
+        "",
+        per_group(under_policy(held_out), threshold, lambda p: p.example.category, "class"),
         "",
         confusion(held_out, threshold),
         "",

@@ -28,6 +28,13 @@ class FitSettings:
     min_count: int = 2  # a feature seen in fewer examples is dropped (noise, and model size)
     seed: int = 0
     prune: float = 0.005  # weights smaller than this are left out of the model file
+    # The structure features (s:, ps:, and the context's) enter the fit with this value instead of 1,
+    # which under the same L2 penalty lets their weights grow larger than the words': the shape of a
+    # request carries over to a way of writing no training source used, the words of one source do
+    # not. Chosen by the leave-one-source-out figures (issue 15: 2 against 1, balanced accuracy
+    # 93.1 -> 93.6 %, code 81 -> 82 %, reasoning 94.6 -> 95.2 %). The stored weights are multiplied back,
+    # so the gateway still sums the weights of the features present.
+    structure_scale: float = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +73,15 @@ def fit(
     if len(set(labels)) < 2:
         raise ValueError("training needs examples of both labels, hard and easy")
     # liblinear takes 32-bit indices only; the rows are sets, so every value is 1.
+    scale = np.asarray([_scale(name, settings.structure_scale) for name in names])
     indices: list[int] = []
     indptr = [0]
     for row in rows:
         indices.extend(sorted(column[f] for f in row if f in column))
         indptr.append(len(indices))
+    index_array = np.asarray(indices, dtype=np.int32)
     matrix = csr_matrix(
-        (np.ones(len(indices)), np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int32)),
+        (scale[index_array], index_array, np.asarray(indptr, dtype=np.int32)),
         shape=(len(rows), len(names)),
     )
     model = LogisticRegression(
@@ -85,7 +94,7 @@ def fit(
     model.fit(matrix, labels)
     weights = {
         str(name): round(float(w), 4)
-        for name, w in zip(names, model.coef_[0], strict=True)
+        for name, w in zip(names, model.coef_[0] * scale, strict=True)
         if abs(w) >= settings.prune
     }
     meta: dict[str, Any] = {
@@ -93,6 +102,7 @@ def fit(
         "examples": len(examples),
         "by_source": dict(sorted(Counter(e.source for e in examples).items())),
         "c": settings.c,
+        "structure_scale": settings.structure_scale,
         "min_count": settings.min_count,
         "seed": settings.seed,
     }
@@ -102,6 +112,11 @@ def fit(
         threshold=threshold,
         meta=meta,
     )
+
+
+def _scale(name: str, structure: float) -> float:
+    kind = name.removeprefix("c:").split(":", 1)[0]
+    return structure if kind in ("s", "ps") else 1.0
 
 
 def predict(model: ScorerModel, examples: Sequence[Example]) -> list[Prediction]:

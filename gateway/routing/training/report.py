@@ -5,9 +5,25 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
+from gateway.routing.features import extract_features
 from gateway.routing.training.fit import Prediction, recall
 
-__all__ = ["confusion", "per_group", "sweep"]
+__all__ = ["confusion", "per_group", "structural", "sweep", "under_policy"]
+
+
+def structural(messages: list[dict[str, object]]) -> bool:
+    """Whether the policy's structural rules alone send this conversation to the autoregressive backend,
+    before any score: code in the text (a fence, a signature, a stack trace, an inline snippet), an agent
+    loop, an image. A chat request with these messages and nothing else (no tools, no sampling fields)."""
+    f = extract_features({"messages": messages}, "chat")
+    return f.code or f.agent_loop or f.tool_choice_forced or f.has_tools or bool(f.incompatible)
+
+
+def under_policy(predictions: Sequence[Prediction]) -> list[Prediction]:
+    """The predictions as the routing policy uses them: a conversation the structural rules send to the
+    autoregressive backend counts as scored 1.0, whatever the scorer said. What a class's requests meet
+    in the gateway (README Routing: the rules come first, the score decides the rest)."""
+    return [Prediction(p.example, 1.0) if structural(p.example.messages) else p for p in predictions]
 
 
 def _right(p: Prediction, threshold: float) -> bool:
