@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 import pytest
@@ -10,7 +11,13 @@ from limits.aio.storage import MemoryStorage
 from gateway.auth.principal import Principal
 from gateway.limits.limiter import UNLIMITED, Limiter, LimiterUnavailable, RateLimited
 from gateway.limits.settings import LimitSettings, StateSettings
-from gateway.limits.store import MemoryLeases, StateStore, StoreUnavailable, build_store
+from gateway.limits.store import (
+    MemoryLeases,
+    PacedMemoryStorage,
+    StateStore,
+    StoreUnavailable,
+    build_store,
+)
 from gateway.record import RequestRecord
 
 
@@ -76,3 +83,29 @@ async def test_a_memory_store_failure_is_still_a_store_failure():
     closed = Limiter(LimitSettings(), StateSettings(on_unavailable="closed"), store)
     with pytest.raises(LimiterUnavailable):
         await closed.admit(Principal(name="e", kind="key", limits=LimitSettings(concurrent_requests=1)))
+
+
+async def test_the_memory_windows_expire_old_entries_once_a_second_not_on_every_hit(monkeypatch):
+    # The library's private hook we pace must still exist, or the pacing would silently do nothing.
+    assert hasattr(MemoryStorage, "_MemoryStorage__schedule_expiry")
+    passes = 0
+    library = MemoryStorage._MemoryStorage__schedule_expiry  # type: ignore[attr-defined]
+
+    async def counted(self: MemoryStorage) -> None:
+        nonlocal passes
+        passes += 1
+        await library(self)
+
+    monkeypatch.setattr(MemoryStorage, "_MemoryStorage__schedule_expiry", counted)
+    monkeypatch.setattr(PacedMemoryStorage, "EVERY", 3600.0)  # however slowly the test runs
+    limiter = _limiter()
+    principal = Principal(name="f", kind="key", limits=LimitSettings(requests_per_minute=5))
+    refused = 0
+    for _ in range(50):
+        try:
+            await limiter.admit(principal)
+        except RateLimited:
+            refused += 1
+        await asyncio.sleep(0)  # the loop turns between two requests, as it does serving them
+    assert refused == 45  # the window still counts every hit
+    assert passes == 1  # the library alone: one pass per hit, 50
