@@ -199,7 +199,7 @@ class StateStore:
         try:
             if not self.shared:
                 # This process's memory never waits on I/O: no timer to arm and cancel. asyncio.timeout
-                # pushed a timer into the loop's heap (thousands deep beside open connections) on every
+                # pushed a timer into the loop's heap (hundreds deep beside open connections) on every
                 # limited request: 40 % of the limiter's time on a rejected one (py-spy, issue 16).
                 return await call
             async with asyncio.timeout(self._timeout):
