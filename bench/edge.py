@@ -1,6 +1,6 @@
 """Soak and abuse benchmark for the gateway's edge (issue 16), and one worker against two.
 
-    python3 bench/edge.py              # full run (about 15 minutes), JSON in bench/results/edge.json
+    python3 bench/edge.py              # full run (about 20 minutes), JSON in bench/results/edge.json
     python3 bench/edge.py --quick      # a short smoke run (a minute)
     python3 bench/edge.py --parts E    # one part (here: the CPU one slow connection costs)
 
@@ -12,7 +12,9 @@ B. the same while N slow clients are held open, each replaced as soon as the gat
    mixes: half request heads and partial bodies (headers and 10 of 1,000 body bytes); and those plus
    streaming requests whose answers are never read: normal traffic's requests/s, p99 and the gateway's
    CPU per request against A, how long after its deadline each slow connection was closed, and open
-   connections and RSS sampled twice a second;
+   connections and RSS sampled twice a second. Measured in pairs of wrk windows (``--window``, 30 s:
+   six of the never-read streams' waves, which come every keep-alive timeout), one alone and one beside
+   the slow clients, ``--repeat`` times (3) per mix: each pair's ratio, their median and spread;
 C. soak: R mixed requests at concurrency 32 (answers, streams read to the end, streams dropped after
    the first event, and 400, 401 and 415 errors): RSS and open descriptors after a warm-up and after;
 D. workers: ``gateway serve --workers 1`` and ``--workers 2`` side by side with wrk at concurrency 16
@@ -36,6 +38,7 @@ import os
 import platform
 import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -555,13 +558,25 @@ def main() -> None:
         help="and this many requests a minute at most (0: no such limit)",
     )
     parser.add_argument(
+        "--window", type=int, default=None, help="seconds of each wrk window (default 30; quick: 3)"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        help="pairs of windows (alone, beside the slow clients) per mix (default 3; quick: 1)",
+    )
+    parser.add_argument(
         "--mixes",
         default="head+body,head+body+unread_stream",
         help="slow-client mixes for part B, comma-separated (kinds: head, body, unread_stream)",
     )
     args = parser.parse_args()
     quick = args.quick
-    seconds = 3 if quick else 10  # wrk takes whole seconds
+    # wrk takes whole seconds. 30 s, not 10: never-read streams come back in waves (every keep-alive
+    # timeout, 5 s), and a 10 s window held two or three of them, a third more work in one than another.
+    seconds = args.window or (3 if quick else 30)
+    repeat = args.repeat or (1 if quick else 3)
     n_slow = args.slow_clients or (150 if quick else 2000)
     n_soak = args.soak or (3000 if quick else 200_000)
     edge = (
@@ -591,16 +606,17 @@ def main() -> None:
         port = int(url.rsplit(":", 1)[1])
 
         if "B" in args.parts:
-            print("A/B. normal traffic (wrk, concurrency 16) alone and beside slow clients")
+            print(
+                f"A/B. normal traffic (wrk, concurrency 16, {seconds} s windows) alone and beside slow "
+                f"clients, {repeat} pair(s) of windows per mix"
+            )
             wrk(url, key, 16, 1, tmp)  # warm-up
             meters = CpuMeters(proc.proc.pid, upstream.proc.pid)
-            alone = meters.measured(lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds})
-            print(
-                f"  alone: {alone['rps']:8.0f} req/s  p50 {alone['p50_ms']:6.2f} ms  "
-                f"p99 {alone['p99_ms']:6.2f} ms  gateway CPU {alone['cpu_us_per_request']:.0f} µs/request"
-            )
-            print(f"    cores: {cores_line(alone['cores'])}")
-            results["abuse"] = {"alone": alone}
+
+            def normal() -> dict[str, Any]:
+                return meters.measured(lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds})
+
+            results["abuse"] = {}
             slow_key = key
             if args.abuser_concurrency or args.abuser_rpm:
                 slow_key = limited_key(tmp, url, args.abuser_concurrency, args.abuser_rpm)
@@ -612,51 +628,31 @@ def main() -> None:
             results["abuse"]["abuser_key"] = {"concurrency": args.abuser_concurrency, "rpm": args.abuser_rpm}
             for mix in args.mixes.split(","):
                 kinds = mix.split("+")
-                time.sleep(edge["keepalive_timeout"] + 1.0)  # the previous mix's connections are gone
-                with Sampler(proc, operator) as sampler:
-                    under, slow = abuse(
-                        port,
-                        slow_key,
-                        n_slow,
-                        edge,
-                        kinds,
-                        max(seconds, edge["body_timeout"]) + 4.0,
-                        lambda: meters.measured(
-                            lambda: {**wrk(url, key, 16, seconds, tmp), "seconds": seconds}
-                        ),
-                        trickle,
-                    )
-                kept = under["rps"] / alone["rps"] if alone["rps"] else 0.0
-                print(
-                    f"  beside {n_slow} slow clients ({mix}): {under['rps']:8.0f} req/s  p50 "
-                    f"{under['p50_ms']:6.2f} ms  p99 {under['p99_ms']:6.2f} ms  ({kept:.0%} of alone)"
-                )
-                cpu_kept = alone["cpu_us_per_request"] / under["cpu_us_per_request"] if under["rps"] else 0.0
-                print(
-                    f"    gateway CPU {under['cpu_us_per_request']:.0f} µs per normal request (slow clients "
-                    f"included): the gateway alone could keep {cpu_kept:.0%} of its throughput"
-                )
-                print(f"    cores: {cores_line(under['cores'])}")
-                for kind in kinds:
-                    r = slow[kind]
+                runs = []
+                for _ in range(repeat):
+                    # Each window beside the slow clients right after one alone: the pair sees the same
+                    # machine, which drifts between pairs (other sessions' work), so the ratio is per pair.
+                    time.sleep(edge["keepalive_timeout"] + 1.0)  # the previous mix's connections are gone
+                    alone = normal()
                     print(
-                        f"    {kind:>13}: {r['closed']:5d} closed, {r['within_deadline_plus_1s']:5d} within "
-                        f"deadline {r['deadline_s']:g} s + 1 s (longest {r['max_lifetime_s']} s), "
-                        f"{r['open_at_end']} still open when the run stopped"
+                        f"  alone: {alone['rps']:8.0f} req/s  p50 {alone['p50_ms']:6.2f} ms  "
+                        f"p99 {alone['p99_ms']:6.2f} ms  "
+                        f"gateway CPU {alone['cpu_us_per_request']:.0f} µs/request"
                     )
-                peak_conns = max((x[1] for x in sampler.samples), default=0)
-                peak_rss = max((x[2] for x in sampler.samples), default=0)
-                print(
-                    f"    peak open connections {peak_conns:.0f}, peak RSS {peak_rss:.1f} MB "
-                    "(sampled every 0.5 s)"
-                )
-                results["abuse"][mix] = {
-                    "with_slow_clients": under,
-                    "throughput_kept": round(kept, 3),
-                    "cpu_throughput_kept": round(cpu_kept, 3),
-                    "slow_clients": slow,
-                    "samples_t_conns_rss": sampler.samples,
-                }
+                    print(f"    cores: {cores_line(alone['cores'])}")
+                    with Sampler(proc, operator) as sampler:
+                        under, slow = abuse(
+                            port,
+                            slow_key,
+                            n_slow,
+                            edge,
+                            kinds,
+                            max(seconds, edge["body_timeout"]) + 4.0,
+                            normal,
+                            trickle,
+                        )
+                    runs.append(report_mix(n_slow, mix, kinds, alone, under, slow, sampler))
+                results["abuse"][mix] = summarize_runs(mix, runs)
             print()
 
         if "C" in args.parts:
@@ -684,12 +680,90 @@ def main() -> None:
             }
 
     if "D" in args.parts:
-        workers_part(results, seconds)
+        workers_part(results, 3 if quick else 10)
     if "E" in args.parts:
         results["cpu_per_slow_connection_us"] = slow_connection_cost(300 if quick else 3000)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(results, indent=2))
     print(f"\nresults in {args.json}")
+
+
+def report_mix(
+    n_slow: int,
+    mix: str,
+    kinds: list[str],
+    alone: dict[str, Any],
+    under: dict[str, Any],
+    slow: dict[str, Any],
+    sampler: Sampler,
+) -> dict[str, Any]:
+    """One pair of windows (alone, then beside the slow clients), printed; returns its figures."""
+    kept = under["rps"] / alone["rps"] if alone["rps"] else 0.0
+    print(
+        f"  beside {n_slow} slow clients ({mix}): {under['rps']:8.0f} req/s  p50 "
+        f"{under['p50_ms']:6.2f} ms  p99 {under['p99_ms']:6.2f} ms  ({kept:.0%} of alone)"
+    )
+    cpu_kept = alone["cpu_us_per_request"] / under["cpu_us_per_request"] if under["rps"] else 0.0
+    print(
+        f"    gateway CPU {under['cpu_us_per_request']:.0f} µs per normal request (slow clients "
+        f"included): the gateway alone could keep {cpu_kept:.0%} of its throughput"
+    )
+    print(f"    cores: {cores_line(under['cores'])}")
+    for kind in kinds:
+        r = slow[kind]
+        print(
+            f"    {kind:>13}: {r['closed']:5d} closed, {r['within_deadline_plus_1s']:5d} within "
+            f"deadline {r['deadline_s']:g} s + 1 s (longest {r['max_lifetime_s']} s), "
+            f"{r['open_at_end']} still open when the run stopped"
+        )
+    peak_conns = max((x[1] for x in sampler.samples), default=0)
+    peak_rss = max((x[2] for x in sampler.samples), default=0)
+    print(f"    peak open connections {peak_conns:.0f}, peak RSS {peak_rss:.1f} MB (sampled every 0.5 s)")
+    return {
+        "alone": alone,
+        "with_slow_clients": under,
+        "throughput_kept": round(kept, 3),
+        "cpu_throughput_kept": round(cpu_kept, 3),
+        "slow_clients": slow,
+        "samples_t_conns_rss": sampler.samples,
+    }
+
+
+def summarize_runs(mix: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The pairs of one mix: each kept ratio, their median and spread, and the slow clients summed (every
+    one of them must have been closed within its bound, in every pair)."""
+    kept = sorted(run["throughput_kept"] for run in runs)
+    cpu_kept = sorted(run["cpu_throughput_kept"] for run in runs)
+    others = [
+        max(run["alone"]["cores"]["others"], run["with_slow_clients"]["cores"]["others"]) for run in runs
+    ]
+    slow: dict[str, Any] = {}
+    for run in runs:
+        for kind, figures in run["slow_clients"].items():
+            if not isinstance(figures, dict):
+                slow[kind] = slow.get(kind, 0) + figures
+                continue
+            into = slow.setdefault(
+                kind, {**figures, "closed": 0, "within_deadline_plus_1s": 0, "open_at_end": 0}
+            )
+            for field in ("closed", "within_deadline_plus_1s", "open_at_end"):
+                into[field] += figures[field]
+            longest = [x for x in (into["max_lifetime_s"], figures["max_lifetime_s"]) if x is not None]
+            into["max_lifetime_s"] = max(longest) if longest else None
+    if len(runs) > 1:
+        print(
+            f"  {mix}, {len(runs)} pairs: kept {', '.join(f'{k:.0%}' for k in kept)} (median "
+            f"{statistics.median(kept):.0%}); CPU-kept median {statistics.median(cpu_kept):.0%}; "
+            f"other processes at most {max(others):.2f} cores"
+        )
+    return {
+        "runs": runs,
+        "throughput_kept": statistics.median(kept),
+        "throughput_kept_min_max": [kept[0], kept[-1]],
+        "cpu_throughput_kept": statistics.median(cpu_kept),
+        "others_cores_max": round(max(others), 3),
+        "slow_clients": slow,
+    }
 
 
 def slow_connection_cost(n: int) -> float:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import orjson
 import pytest
 
 from gateway.errors import InvalidRequest
 from gateway.proxy.body import parse_request, upstream_body
-from gateway.proxy.dialects import MARKERS
+from gateway.proxy.dialects import MARKERS, answer_of_events
 from gateway.proxy.headers import client_response_headers, upstream_request_headers, valid_request_id
-from gateway.proxy.sse import EventSplitter, inspect_event
+from gateway.proxy.sse import EventSplitter, events_of, inspect_event
 from gateway.upstream.settings import BackendSettings
 
 BACKEND = BackendSettings(
@@ -184,6 +185,24 @@ def test_plain_runs_pass_whole_and_every_event_that_matters_is_still_seen(seed):
         out += [block, *split]
     assert b"".join(out) == stream and splitter.pending == b""
     assert seen == events[-2:]
+
+
+def test_events_of_splits_as_the_splitter_does_and_only_as_far_as_it_is_read():
+    data = b'data: {"a": 1}\n\n: keep-alive\r\n\r\ndata: [DONE]\n\ndata: {"incomp'
+    assert list(events_of(data)) == EventSplitter().feed(data)
+    assert list(events_of(b"")) == [] and list(events_of(b"no terminator")) == []
+    # Lazy: a read holding a whole stream is split one event at a time, so a reader that stops at the
+    # first event it needs (the quality check's hold, issue 16) leaves the rest unsplit.
+    events = events_of(b'data: {"a": 1}\n\n' * 1000)
+    assert isinstance(events, Iterator) and next(events) == b'data: {"a": 1}\n\n'
+
+
+def test_the_held_answer_is_the_same_whatever_the_reader_stops_at():
+    chunks = [b'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n' * 3, b"data: [DONE]\n\n"]
+    first = answer_of_events(chunks, "chat", until=lambda answer: bool(answer.content))
+    assert first.content == "Hi" and not first.finished
+    whole = answer_of_events(chunks, "chat")
+    assert whole.content == "HiHiHi" and whole.finished
 
 
 def test_event_splitter_with_no_terminator_in_a_long_read_keeps_it_all():

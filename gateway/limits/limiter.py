@@ -18,8 +18,8 @@ import asyncio
 import contextlib
 import logging
 import math
+import os
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -177,7 +177,7 @@ class Limiter:
         renewal: asyncio.Task[None] | None = None
         concurrency_key = f"{who}:concurrent"
         if limits.concurrent_requests is not None:
-            lease = uuid.uuid4().hex
+            lease = os.urandom(16).hex()  # as unique as uuid4's hex, without building a UUID
             granted, _ = await store.acquire(
                 concurrency_key, limits.concurrent_requests, self._state.lease_ttl, lease
             )

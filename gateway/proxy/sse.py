@@ -6,6 +6,7 @@ that can carry usage or an error, and forwards every other event's bytes untouch
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,7 @@ import orjson
 from gateway.record import Usage
 
 # Usage lives in the gateway.record leaf; named here too, as the type the events are read into.
-__all__ = ["DONE", "EventInfo", "EventSplitter", "Usage", "error_event", "inspect_event"]
+__all__ = ["DONE", "EventInfo", "EventSplitter", "Usage", "error_event", "events_of", "inspect_event"]
 
 DONE = b"data: [DONE]\n\n"
 
@@ -31,21 +32,7 @@ class EventSplitter:
         data = self._buffer + chunk if self._buffer else chunk
         events: list[bytes] = []
         start = 0
-        # Each terminator is searched again only once the scan has passed it: vLLM writes LF only, and
-        # searching the whole rest of a 40 KB read for a CRLF pair before every event was quadratic.
-        end = data.find(b"\n\n")
-        crlf = data.find(b"\r\n\r\n")
-        while True:
-            if end != -1 and end < start:
-                end = data.find(b"\n\n", start)
-            if crlf != -1 and crlf < start:
-                crlf = data.find(b"\r\n\r\n", start)
-            if crlf != -1 and (end == -1 or crlf < end):
-                stop = crlf + 4
-            elif end != -1:
-                stop = end + 2
-            else:
-                break
+        for stop in _event_ends(data):
             events.append(data[start:stop])
             start = stop
         self._buffer = data[start:]
@@ -67,6 +54,37 @@ class EventSplitter:
     @property
     def pending(self) -> bytes:
         return self._buffer
+
+
+def events_of(data: bytes) -> Iterator[bytes]:
+    """The complete events in ``data``, one at a time (an incomplete last one is left out): a reader that
+    stops at the first event it needs does not pay for splitting the rest (issue 16: a held read can be a
+    whole stream, 258 events, to check the first)."""
+    start = 0
+    for stop in _event_ends(data):
+        yield data[start:stop]
+        start = stop
+
+
+def _event_ends(data: bytes) -> Iterator[int]:
+    """Where each complete event in ``data`` ends, in order."""
+    start = 0
+    # Each terminator is searched again only once the scan has passed it: vLLM writes LF only, and
+    # searching the whole rest of a 40 KB read for a CRLF pair before every event was quadratic.
+    end = data.find(b"\n\n")
+    crlf = data.find(b"\r\n\r\n")
+    while True:
+        if end != -1 and end < start:
+            end = data.find(b"\n\n", start)
+        if crlf != -1 and crlf < start:
+            crlf = data.find(b"\r\n\r\n", start)
+        if crlf != -1 and (end == -1 or crlf < end):
+            start = crlf + 4
+        elif end != -1:
+            start = end + 2
+        else:
+            return
+        yield start
 
 
 def _last_boundary(data: bytes, end: int) -> int:

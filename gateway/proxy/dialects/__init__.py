@@ -30,7 +30,7 @@ from gateway.proxy.dialects.base import (
     guess_endpoint,
     named,
 )
-from gateway.proxy.sse import EventInfo, EventSplitter, inspect_event
+from gateway.proxy.sse import EventInfo, events_of, inspect_event
 from gateway.routing.quality import Answer
 
 __all__ = [
@@ -94,7 +94,7 @@ def answer_of_events(chunks: list[bytes], endpoint: Endpoint, until: Until | Non
     """The answer so far, from held stream bytes; with ``until``, only as far as the first event after
     which ``until(answer)`` holds (a held read can be a whole stream of small events: parsing all of them
     to check the first is most of a stream's cost)."""
-    events = EventSplitter().feed(b"".join(chunks))
+    events = events_of(b"".join(chunks))  # split as far as the parse goes
     if endpoint == "responses":
         return responses.answer_of_events(events, until)
     if endpoint == "messages":

@@ -3,6 +3,7 @@ request itself), streams of ``data:`` chunks ending with ``data: [DONE]``, answe
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from gateway.proxy.dialects.base import Until, enough, json_or_none
@@ -28,7 +29,7 @@ def answer_of_body(body: dict[str, Any]) -> Answer:
     return Answer(content=str(choice.get("text") or ""), finished=True)
 
 
-def answer_of_events(events: list[bytes], until: Until | None = None) -> Answer:
+def answer_of_events(events: Iterable[bytes], until: Until | None = None) -> Answer:
     answer = Answer()
     calls: dict[int, list[str]] = {}
     for event in events:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -55,7 +56,7 @@ def _block(block: dict[str, Any], answer: Answer) -> None:
         answer.tool_calls.append((str(block.get("name") or ""), orjson.dumps(block.get("input")).decode()))
 
 
-def answer_of_events(events: list[bytes], until: Until | None = None) -> Answer:
+def answer_of_events(events: Iterable[bytes], until: Until | None = None) -> Answer:
     answer = Answer()
     calls: dict[int, list[str]] = {}
     for event in events:

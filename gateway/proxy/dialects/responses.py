@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -55,7 +56,7 @@ def _item(item: dict[str, Any], answer: Answer) -> None:
                 answer.content += part["text"]
 
 
-def answer_of_events(events: list[bytes], until: Until | None = None) -> Answer:
+def answer_of_events(events: Iterable[bytes], until: Until | None = None) -> Answer:
     answer = Answer()
     calls: dict[str, list[str]] = {}
     for event in events:
