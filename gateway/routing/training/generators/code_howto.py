@@ -89,8 +89,10 @@ def _howto(rng: random.Random) -> Messages:
 # --- code review described in words -------------------------------------------------------------------
 
 _WHAT_IT_DOES = (
-    "My function takes a list of orders, loops over them, and for each one asks the database for the customer",
-    "I have one class that reads the config file, opens the database connection, fetches every row and writes the report",
+    "My function takes a list of orders, loops over them, and for each one asks the database for "
+    "the customer",
+    "I have one class that reads the config file, opens the database connection, fetches every row "
+    "and writes the report",
     "Our checkout handler reserves stock, charges the card and then sends the email, all in one long method",
     "I wrote a recursive function that walks a folder tree and collects file sizes into a global list",
     "The service keeps every user session in a plain dictionary in memory and never removes anything",
@@ -173,7 +175,8 @@ _PORT = (
     "We need to move our {what} from {old} to {new}. It has {size}. How should we plan the port?",
     "Porting our {what} from {old} to {new}: what usually breaks, and how do we do it step by step?",
     "What's a safe way to migrate our {what} from {old} to {new} without downtime? We have {size}.",
-    "My manager wants our {what} off {old} and on {new} this quarter. Which parts would you port first and why?",
+    "My manager wants our {what} off {old} and on {new} this quarter. Which parts would you port "
+    "first and why?",
     "Can we run {old} and {new} side by side while we move our {what} over? What would that look like?",
     "Thinking of rewriting our {what} in {new} (currently {old}, with {size}). Migrate in place or rewrite?",
 )

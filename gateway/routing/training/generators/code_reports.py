@@ -2,8 +2,9 @@
 
 code_questions.py names the failing part ("a context provider never fires"); these start from what a
 customer, a support ticket or a dashboard shows (a double charge, a blank page, a p99 that tripled) and
-the system around it, and ask how to find and fix the cause in the code. Both need an engineer's
-reasoning about code they cannot see, which is where the diffusion backend is weakest.
+the system around it, or from a developer's own "I did X, expected Y, got Z", and ask how to find and
+fix the cause in the code. All need an engineer's reasoning about code they cannot see, which is where
+the diffusion backend is weakest.
 """
 
 from __future__ import annotations
@@ -68,11 +69,16 @@ _HOW_OFTEN = (
     "",
 )
 _REPORT = (
-    "Customers tell us that when {when}, {what}. {often} We run {stack}. How would you track this down and fix it?",
-    "Bug report from support: when {when}, {what}. {often} Stack is {stack}. Where in the code would you start?",
-    "Users complain that {what} whenever {when}. {often} ({stack}.) What's the likely cause and the proper fix?",
-    "Our testers found that if {when}, {what}. {often} It's {stack}. How do we debug it and stop it happening again?",
-    "Some users say {what} after {when}, and my boss wants a fix today. {often} We're on {stack}. What do I look at first?",
+    "Customers tell us that when {when}, {what}. {often} We run {stack}. How would you track this "
+    "down and fix it?",
+    "Bug report from support: when {when}, {what}. {often} Stack is {stack}. Where in the code "
+    "would you start?",
+    "Users complain that {what} whenever {when}. {often} ({stack}.) What's the likely cause and the "
+    "proper fix?",
+    "Our testers found that if {when}, {what}. {often} It's {stack}. How do we debug it and stop it "
+    "happening again?",
+    "Some users say {what} after {when}, and my boss wants a fix today. {often} We're on {stack}. "
+    "What do I look at first?",
 )
 
 
@@ -147,7 +153,55 @@ def _perf(rng: random.Random) -> Messages:
     return surface(rng, text)
 
 
+# --- what I did, what I expected, what happened instead (the developer's own report) -----------------
+
+_DID = (
+    ("I ran the database migration on staging", "the new column to show up", "the table looks unchanged"),
+    ("I bumped the framework by one minor version", "nothing to change", "half the tests now fail to start"),
+    ("I set the cache lifetime to {n} minutes", "fresh data after that", "users see old prices for hours"),
+    ("I added a second worker process", "the queue to drain twice as fast", "jobs run twice"),
+    ("I moved the app into a container", "it to behave the same", "it can't reach the database any more"),
+    ("I switched the logger to write JSON", "the same lines in a new format", "some lines are missing"),
+    ("I rebased my branch onto main", "a clean history", "my last {n} commits seem to have vanished"),
+    ("I turned on HTTPS for the API", "the mobile app to keep working", "older phones can't connect"),
+    ("I set a memory limit on the pod", "it to stay under the limit", "it restarts every few hours"),
+    ("I reran the nightly export by hand", "yesterday's rows", "it exported today's rows twice"),
+    ("I upgraded the database driver", "faster queries", "every request now opens a new connection"),
+    ("I changed the server's time zone to UTC", "timestamps to line up", "reports are off by {n} hours"),
+)
+_TRIED = (
+    "I've already cleared every cache I know of.",
+    "Rolling back fixes it, so it's definitely that change.",
+    "The logs show nothing unusual.",
+    "It works on my machine, of course.",
+    "A colleague looked and is as confused as me.",
+    "",
+)
+_EXPECT = (
+    "{did}. I expected {want}, but {got}. {tried} What's going on, and how do I fix it?",
+    "{did}, expecting {want}. Instead {got}. {tried} Why?",
+    "Expected: {want}. Actual: {got}. Context: {did}. {tried} Where's my mistake?",
+    "So {did} and now {got}, when I expected {want}. {tried} How do I debug this?",
+)
+
+
+def _expected(rng: random.Random) -> Messages:
+    did, want, got = _DID[rng.randrange(len(_DID))]
+    n = str(rng.randint(2, 9))
+    did, got = did.format(n=n), got.format(n=n)
+    text = _EXPECT[rng.randrange(len(_EXPECT))].format(
+        did=did,
+        did_lower=did[0].lower() + did[1:],
+        want=want,
+        got=got,
+        tried=_TRIED[rng.randrange(len(_TRIED))],
+    )
+    text = " ".join(text.split())  # an empty {tried} leaves a double space
+    return surface(rng, text[0].upper() + text[1:])
+
+
 SOURCES: tuple[Source, ...] = (
     Source("gen:code-bug-report", "hard", "code", LICENCE, _bug_report),
     Source("gen:code-perf", "hard", "code", LICENCE, _perf),
+    Source("gen:code-expected", "hard", "code", LICENCE, _expected),
 )

@@ -86,7 +86,15 @@ def _diary(rng: random.Random) -> Messages:
 
 # --- plans for the days ahead -------------------------------------------------------------------------
 
-_WHEN = ("This Saturday", "Tomorrow", "On Friday", "Next weekend", "Sunday", "Over the bank holiday", "Tonight")
+_WHEN = (
+    "This Saturday",
+    "Tomorrow",
+    "On Friday",
+    "Next weekend",
+    "Sunday",
+    "Over the bank holiday",
+    "Tonight",
+)
 _PLANS = (
     "{when} we're driving to the coast with {p} and the {n} boys, leaving around {t}.",
     "{when} is my mum's {big}th, dinner at {t} for {guests} people.",

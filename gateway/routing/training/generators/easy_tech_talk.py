@@ -1,10 +1,11 @@
 """Easy: people talking about working in tech and about technology in their lives, asking for no code.
 
 tech_chat.py writes one-line asks ("is X hard to learn?"); these are told the way people tell them: a
-career question wrapped in the asker's situation (age, current job, years, money, hours), and chatter
-about gadgets, the industry and the news with an opinion and a question back. Both are full of the words
-code requests use (developer, backend, AI, cloud, Python) and belong on the diffusion backend all the
-same, so they give the scorer easy counter-examples written in more than one way.
+career question wrapped in the asker's situation (age, current job, years, money, hours); chatter about
+gadgets, the industry and the news with an opinion and a question back; how to learn a language or a
+tool (resources, order, time) told with the learner's situation. All three are full of the words code
+requests use (developer, backend, AI, Python) and belong on the diffusion backend all the same, so they
+give the scorer easy counter-examples written in more than one way.
 """
 
 from __future__ import annotations
@@ -88,7 +89,11 @@ _CAREER_REPLY = (
     "Sure, career questions are welcome. What's on your mind?",
     "Of course. What would you like to talk through?",
 )
-_CAREER_OPENERS = ("can I ask you something about my career?", "need some honest career advice", "hi, job question")
+_CAREER_OPENERS = (
+    "can I ask you something about my career?",
+    "need some honest career advice",
+    "hi, job question",
+)
 
 
 def _career(rng: random.Random) -> Messages:
@@ -123,7 +128,18 @@ _GADGETS = (
     "foldable phones", "smart rings", "VR headsets", "e-readers", "robot vacuums", "smartwatches",
     "noise-cancelling headphones", "electric scooters", "smart speakers", "mechanical keyboards",
 )  # fmt: skip
-_COMPANIES = ("Apple", "Google", "Microsoft", "Meta", "Amazon", "Samsung", "Tesla", "OpenAI", "Nvidia", "Spotify")
+_COMPANIES = (
+    "Apple",
+    "Google",
+    "Microsoft",
+    "Meta",
+    "Amazon",
+    "Samsung",
+    "Tesla",
+    "OpenAI",
+    "Nvidia",
+    "Spotify",
+)
 _TOPICS = (
     "AI writing everyone's emails",
     "self-driving taxis",
@@ -204,7 +220,64 @@ def _chatter(rng: random.Random) -> Messages:
     return chat(rng, noisy(rng, text), history=history)
 
 
+# --- learning a language or a tool: where to learn, in what order, how long, with what ----------------
+
+_LEARN_LANGS = (
+    "Python", "JavaScript", "Rust", "Go", "Java", "Swift", "Kotlin", "C#", "TypeScript", "Ruby", "SQL",
+    "C++", "PHP", "Scratch", "R", "Dart",
+)  # fmt: skip
+_TOOLS = ("React", "Docker", "Git", "Linux", "Excel macros", "Unity", "Figma", "AWS", "Django", "Flutter")
+_LEARNER = (
+    "I've done {n} weeks of an online course on {lang}",
+    "My {rel} wants to pick up {lang} over the summer",
+    "I'm {age} and completely new to programming",
+    "Our school is starting a club for {lang} and I'm supposed to run it",
+    "I learned a bit of {lang} at uni {n} years ago and forgot all of it",
+    "I've got about {hours} hours a week to spare",
+    "I'm a designer who keeps hearing about {tool}",
+    "A colleague said I should learn {lang} before {tool}",
+    "I want to make a small game with my kid, who is {kid}",
+    "I commute {n}0 minutes each way by train",
+)
+_LEARN_ASK = (
+    "Any free courses or YouTube channels you'd trust?",
+    "What order would you learn things in: {lang} first, or {tool}?",
+    "Do I need maths for {lang}, or is that a myth?",
+    "Are those paid certificates worth it, or do employers not care?",
+    "How do people stay motivated when it gets boring?",
+    "Podcasts or books, what works better for you?",
+    "Would {lang2} be a gentler start than {lang}?",
+    "What's a realistic goal for the first {n} months?",
+    "Should I bother with {tool} yet, or is that jumping ahead?",
+    "Why is it even called {lang}, by the way?",
+    "Is it normal to feel lost at this stage?",
+    "Do companies around {city} still hire {lang} people?",
+    "Can you learn this stuff on a phone, realistically?",
+)
+
+
+def _learning(rng: random.Random) -> Messages:
+    lang, lang2 = rng.sample(_LEARN_LANGS, 2)
+    slots = {
+        "lang": lang,
+        "lang2": lang2,
+        "tool": pick(rng, _TOOLS),
+        "rel": pick(rng, ("son", "daughter", "niece", "partner", "dad", "flatmate")),
+        "age": rng.randint(14, 67),
+        "n": rng.randint(2, 9),
+        "hours": rng.randint(2, 12),
+        "kid": pick(rng, ("8", "10", "eleven", "13", "nine")),
+        "city": pick(rng, ("Leeds", "Austin", "Lyon", "Pune", "Cork", "Toronto", "Krakow", "Manila")),
+    }
+    parts = [pick(rng, _LEARNER).format(**slots) + "."]
+    parts += [a.format(**slots) for a in rng.sample(_LEARN_ASK, rng.randint(1, 2))]
+    if rng.random() < 0.2:  # the bare question, without the situation
+        parts = parts[1:]
+    return chat(rng, noisy(rng, " ".join(parts)))
+
+
 SOURCES: tuple[Source, ...] = (
     make("gen:tech-careers", "advice", _career),
     make("gen:tech-chatter", "smalltalk", _chatter),
+    make("gen:tech-learning", "advice", _learning),
 )
