@@ -191,7 +191,6 @@ def _expected(rng: random.Random) -> Messages:
     did, got = did.format(n=n), got.format(n=n)
     text = _EXPECT[rng.randrange(len(_EXPECT))].format(
         did=did,
-        did_lower=did[0].lower() + did[1:],
         want=want,
         got=got,
         tried=_TRIED[rng.randrange(len(_TRIED))],

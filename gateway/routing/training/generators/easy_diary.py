@@ -74,9 +74,11 @@ _DIARY_BACK = ("How was yours?", "What did you get up to?", "Tell me something n
 
 
 def _diary(rng: random.Random) -> Messages:
-    slots = _slots(rng)
-    events = [e.format(**slots) for e in rng.sample(_EVENTS, rng.randint(2, 4))]
-    parts = [pick(rng, _DAY_MARK).format(**slots), *events, pick(rng, _FEELING), pick(rng, _DIARY_BACK)]
+    # each event its own people and times: a day has several, and one name in every sentence would read
+    # like the cast of a puzzle
+    events = [e.format(**_slots(rng)) for e in rng.sample(_EVENTS, rng.randint(2, 4))]
+    day = pick(rng, _DAY_MARK).format(**_slots(rng))
+    parts = [day, *events, pick(rng, _FEELING), pick(rng, _DIARY_BACK)]
     text = " ".join(p for p in parts if p)
     history: list[tuple[str, str]] = []
     if rng.random() < 0.2:
