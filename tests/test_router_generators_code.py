@@ -1,7 +1,7 @@
-"""The plain-words code generators (code_howto.py, code_reports.py): the training-source contract
-(deterministic, valid chat messages, labelled hard/code, enough distinct examples for the 300 per source
-the evaluation draws) and what makes them a family of their own: no fence, backtick or code line for the
-structural rules to catch, so only the scorer's reading of the words routes them.
+"""The plain-words code generators (code_howto.py, code_reports.py, code_changes.py): the training-source
+contract (deterministic, valid chat messages, labelled hard/code, enough distinct examples for the 300 per
+source the evaluation draws) and what makes them a family of their own: no fence, backtick or code line
+for the structural rules to catch, so only the scorer's reading of the words routes them.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import re
 
 import pytest
 
-from gateway.routing.training.generators import code_common, code_howto, code_reports
+from gateway.routing.training.generators import code_changes, code_common, code_howto, code_reports
 from gateway.routing.training.sources import Example, Source
 
-SOURCES: list[Source] = [*code_howto.SOURCES, *code_reports.SOURCES]
+SOURCES: list[Source] = [*code_howto.SOURCES, *code_reports.SOURCES, *code_changes.SOURCES]
 N = 400
 MIN_DISTINCT = 300  # bench/router_loso.py draws 300 per source and drops duplicates
 
@@ -26,7 +26,7 @@ def _key(example: Example) -> str:
 
 def test_names_are_new_and_the_helper_module_has_no_source() -> None:
     names = [s.name for s in SOURCES]
-    assert len(names) == len(set(names)) == 6
+    assert len(names) == len(set(names)) == 7
     assert all(re.fullmatch(r"gen:code-[a-z-]+", n) for n in names)
     assert code_common.SOURCES == ()
 

@@ -1,4 +1,4 @@
-"""Shared surface of the plain-words code generators (code_howto.py, code_reports.py).
+"""Shared surface of the plain-words code generators (code_howto.py, code_reports.py, code_changes.py).
 
 Real programming questions arrive with a greeting or an apology in front, a thanks after, in lower case,
 with a typo, under a system prompt, or after an earlier exchange; this module adds those so that no code
