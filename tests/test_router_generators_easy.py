@@ -10,14 +10,25 @@ import pytest
 from gateway.routing.training.generators import (
     easy_advice,
     easy_common,
+    easy_diary,
     easy_factual,
     easy_smalltalk,
+    easy_tech_talk,
     easy_transform,
     easy_writing,
 )
 from gateway.routing.training.sources import Source
 
-MODULES = (easy_smalltalk, easy_factual, easy_advice, easy_writing, easy_transform, easy_common)
+MODULES = (
+    easy_smalltalk,
+    easy_factual,
+    easy_advice,
+    easy_writing,
+    easy_transform,
+    easy_common,
+    easy_diary,
+    easy_tech_talk,
+)
 SOURCES: list[Source] = [s for module in MODULES for s in module.SOURCES]
 CATEGORIES = {"smalltalk", "factual", "transform", "writing", "advice"}
 N = 200
