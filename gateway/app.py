@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -36,6 +37,7 @@ from gateway.routing.embedding import SecondStage, second_stage_for
 from gateway.routing.health import probe_forever
 from gateway.routing.scorer import ModelError, ScorerModel, scorer_for
 from gateway.routing.state import BackendPool, SharedCount
+from gateway.server import FULL_COLLECTION_EVERY, collect_on_a_clock
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.logs import configure_logging
 from gateway.telemetry.metrics import Metrics
@@ -55,7 +57,7 @@ def create_worker_app(config: Path | None, multiprocess_dir: str) -> GatewayApp:
     configuration file (None: GATEWAY_CONFIG) and the directory every worker's metrics are merged from."""
     settings = load_settings(config)
     configure_logging(settings.server.log_level)
-    return create_app(settings, multiprocess_dir=multiprocess_dir)
+    return create_app(settings, multiprocess_dir=multiprocess_dir, gc_clock=True)
 
 
 def routing_models(settings: Settings) -> tuple[ScorerModel | None, SecondStage | None]:
@@ -79,8 +81,13 @@ def create_app(
     idp_transport: httpx.AsyncBaseTransport | None = None,
     registry: CollectorRegistry | None = None,
     multiprocess_dir: str | None = None,
+    gc_clock: bool = False,
 ) -> GatewayApp:
-    """Build the gateway. Raises ConfigError when the auth material named in ``settings`` is unusable."""
+    """Build the gateway. Raises ConfigError when the auth material named in ``settings`` is unusable.
+
+    ``gc_clock``: while the app runs, full garbage collections on a clock (``gateway.server``), for a
+    ``gateway serve --workers`` worker, which uvicorn starts without going through ``server.serve``.
+    """
     # Before any client is made: a bad model stops start-up with nothing to clean up.
     scorer, second_stage = routing_models(settings)
     registry = registry or CollectorRegistry()
@@ -167,8 +174,16 @@ def create_app(
             await verifier.jwks.refresh()  # a failure is logged; cached-or-503 logic takes over
         if ledger is not None:
             ledger.start()
+        collections: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+        if gc_clock:
+            # As server.serve does for one process: what start-up made stays out of every collection,
+            # and full ones run on a clock, not on allocation counts (issue 16).
+            gc.collect()
+            gc.freeze()
+            collections = collect_on_a_clock(FULL_COLLECTION_EVERY)
         try:
-            yield
+            with collections:
+                yield
         finally:
             for task in tasks:
                 task.cancel()

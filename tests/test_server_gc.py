@@ -45,3 +45,23 @@ async def test_allocations_start_young_collections_only_and_the_clock_starts_ful
         assert gc.get_threshold() == before
     finally:
         gc.callbacks.remove(seen)
+
+
+async def test_a_worker_app_collects_on_the_clock_while_it_runs() -> None:
+    """``gateway serve --workers``: uvicorn starts each worker's app without server.serve, so the app's
+    own lifespan sets the clock (and restores the thresholds when it stops)."""
+    from gateway.app import create_app
+    from tests.support import gateway_settings
+
+    # Nothing listens there: the health probes fail quietly, which this test does not look at.
+    settings = gateway_settings(
+        "http://127.0.0.1:9", "http://127.0.0.1:9", auth={"allow_anonymous": True}, usage={"enabled": False}
+    )
+    before = gc.get_threshold()
+    for clock in (True, False):
+        app = create_app(settings, gc_clock=clock)
+        async with app.api.router.lifespan_context(app.api):
+            changed = gc.get_threshold() != before
+        assert changed is clock
+        assert gc.get_threshold() == before
+    gc.unfreeze()
