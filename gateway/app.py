@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -37,7 +36,7 @@ from gateway.routing.embedding import SecondStage, second_stage_for
 from gateway.routing.health import probe_forever
 from gateway.routing.scorer import ModelError, ScorerModel, scorer_for
 from gateway.routing.state import BackendPool, SharedCount
-from gateway.server import FULL_COLLECTION_EVERY, collect_on_a_clock
+from gateway.server import serving_collections
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.logs import configure_logging
 from gateway.telemetry.metrics import Metrics
@@ -174,13 +173,8 @@ def create_app(
             await verifier.jwks.refresh()  # a failure is logged; cached-or-503 logic takes over
         if ledger is not None:
             ledger.start()
-        collections: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
-        if gc_clock:
-            # As server.serve does for one process: what start-up made stays out of every collection,
-            # and full ones run on a clock, not on allocation counts (issue 16).
-            gc.collect()
-            gc.freeze()
-            collections = collect_on_a_clock(FULL_COLLECTION_EVERY)
+        # As server.serve does for one process (issue 16).
+        collections = serving_collections() if gc_clock else contextlib.nullcontext()
         try:
             with collections:
                 yield

@@ -15,7 +15,15 @@ from starlette.types import ASGIApp
 from gateway.edge.protocol import EdgeProtocol
 from gateway.edge.state import edge_of
 
-__all__ = ["FULL_COLLECTION_EVERY", "bind", "collect_on_a_clock", "run", "serve", "uvicorn_config"]
+__all__ = [
+    "FULL_COLLECTION_EVERY",
+    "bind",
+    "collect_on_a_clock",
+    "run",
+    "serve",
+    "serving_collections",
+    "uvicorn_config",
+]
 
 # Seconds between two full garbage collections while serving (collect_on_a_clock).
 FULL_COLLECTION_EVERY = 10.0
@@ -89,23 +97,35 @@ async def serve(
     """Serve every app on its socket(s) until interrupted; stopping one stops them all. An app on
     several sockets (the gateway and its operator listener) is one server: one lifespan."""
     servers = [uvicorn.Server(uvicorn_config(app, log_level)) for app, _ in apps]
-    # Everything built so far (settings, apps, imported modules: ~65,000 objects) lives as long as the
-    # process. Frozen, it is left out of the cyclic garbage collector's full passes, which otherwise stop
-    # the event loop for ~30 ms each under load and made most of the p99 at concurrency 64 (py-spy,
-    # README Performance); the start-up garbage is collected first so it is not kept.
-    gc.collect()
-    gc.freeze()
-    tasks = [
-        asyncio.create_task(srv.serve(sockets=sock if isinstance(sock, list) else [sock]))
-        for srv, (_, sock) in zip(servers, apps, strict=True)
-    ]
-    with collect_on_a_clock(FULL_COLLECTION_EVERY):
+    with serving_collections():
+        tasks = [
+            asyncio.create_task(srv.serve(sockets=sock if isinstance(sock, list) else [sock]))
+            for srv, (_, sock) in zip(servers, apps, strict=True)
+        ]
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for srv in servers:
                 srv.should_exit = True
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@contextlib.contextmanager
+def serving_collections() -> Iterator[None]:
+    """The garbage collector as a serving process wants it, while inside: what was built so far frozen,
+    and full collections on a clock (:func:`collect_on_a_clock`). ``serve`` enters it for one process;
+    a ``gateway serve --workers`` worker's app enters it in its lifespan (uvicorn starts workers without
+    ``serve``).
+
+    Everything built before serving (settings, apps, imported modules: ~65,000 objects) lives as long as
+    the process. Frozen, it is left out of the cyclic garbage collector's full passes, which otherwise stop
+    the event loop for ~30 ms each under load and made most of the p99 at concurrency 64 (py-spy, README
+    Performance); the start-up garbage is collected first so it is not kept.
+    """
+    gc.collect()
+    gc.freeze()
+    with collect_on_a_clock(FULL_COLLECTION_EVERY):
+        yield
 
 
 @contextlib.contextmanager

@@ -5,18 +5,27 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
+from gateway.routing.decision import BackendView, RouteInput, decide
 from gateway.routing.features import extract_features
+from gateway.routing.settings import RoutingSettings
 from gateway.routing.training.fit import Prediction, recall
 
 __all__ = ["confusion", "per_group", "structural", "sweep", "under_policy"]
 
 
+_BACKENDS = (
+    BackendView(name="diffusion", kind="diffusion", model="diffusion", max_concurrency=4),
+    BackendView(name="autoregressive", kind="autoregressive", model="autoregressive", max_concurrency=256),
+)
+
+
 def structural(messages: list[dict[str, object]]) -> bool:
-    """Whether the policy's structural rules alone send this conversation to the autoregressive backend,
-    before any score: code in the text (a fence, a signature, a stack trace, an inline snippet), an agent
-    loop, an image. A chat request with these messages and nothing else (no tools, no sampling fields)."""
-    f = extract_features({"messages": messages}, "chat")
-    return f.code or f.agent_loop or f.tool_choice_forced or f.has_tools or bool(f.incompatible)
+    """Whether the routing policy sends this conversation to the autoregressive backend with no score at
+    all: its structural rules (code in the text, an agent loop, an image, ...), decided by the policy
+    itself (``decide`` with the scorer off), for a chat request with these messages and nothing else."""
+    features = extract_features({"messages": messages}, "chat")
+    decision = decide(RouteInput(model="auto", features=features), _BACKENDS, RoutingSettings())
+    return decision.candidates[0] == "autoregressive"
 
 
 def under_policy(predictions: Sequence[Prediction]) -> list[Prediction]:
