@@ -103,10 +103,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--iterations", type=int, default=5000)
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--model", default="default", help="a model file (default: the shipped one)")
     args = parser.parse_args()
     machine = f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
     results = {}
-    scorer = load_model()
+    scorer = load_model(args.model)
     print(f"routing decision time, {args.iterations} runs per case ({machine})")
     print(f"{'case':<32} {'size':>9} {'median':>10} {'p99':>10} {'max':>10}")
     for name, payload in CASES.items():

