@@ -186,6 +186,35 @@ def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
     assert np.allclose(got, expected, atol=2e-3)  # weights rounded to 4 decimals, meaning to 3
 
 
+_MEANING_DIGEST = """
+import hashlib
+from gateway.routing.training.fit import meaning_matrix
+from gateway.routing.training.vectors import load_word_vectors
+from gateway.routing.scorer import request_features
+text = "Could you plan a quiet weekend trip with my parents: a picnic, a museum and a walk by the river?"
+rows = [request_features(text, "Earlier we talked about trains, buses, tickets and timetables in the city.")]
+print(hashlib.sha256(meaning_matrix(rows, load_word_vectors(), 12.0).tobytes()).hexdigest())
+"""
+
+
+def test_the_meaning_features_do_not_depend_on_the_hash_seed() -> None:
+    """A row's words are a set, whose order follows the process's hash seed; summed in another order the
+    mean differs in its last bits, and a retrained model file differed (issue 15: the same data must
+    give the same file). Two processes with different seeds must compute the same bytes."""
+    import os
+    import subprocess
+    import sys
+
+    digests = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run(
+            [sys.executable, "-c", _MEANING_DIGEST], env=env, capture_output=True, text=True, check=True
+        )
+        digests.add(run.stdout.strip())
+    assert len(digests) == 1
+
+
 def test_the_word_vectors_place_related_words_together() -> None:
     from gateway.routing.training.vectors import load_word_vectors
 

@@ -79,6 +79,10 @@ def meaning_matrix(rows: Sequence[set[str]], vectors: WordVectors, scale: float)
             cut = len(block)
             ids = [i for f in row if f.startswith(block) and (i := index.get(f[cut:])) is not None]
             if ids:
+                # Sorted: a set's order changes with the process's hash seed, and a sum in another
+                # order differs in its last bits, enough to flip a rounded weight (the same data must
+                # give the same model file, run after run).
+                ids.sort()
                 out[r, b * dims : (b + 1) * dims] = vectors.vectors[ids].mean(axis=0)
     return out * scale
 
