@@ -11,6 +11,7 @@ import pytest
 from gateway.cli import main
 from gateway.routing.scorer import load_model
 from gateway.routing.training.data import DataError, builtin_examples, builtin_sources, load_jsonl
+from gateway.routing.training.sources import Example
 
 EASY = [
     "hi there",
@@ -104,6 +105,19 @@ def test_the_builtin_sources_are_distinct_and_labelled() -> None:
     assert {e.source for e in examples} >= set(names)
 
 
+def _rows_and_columns(examples: list[Example], min_count: int) -> tuple[list[set[str]], list[str]]:
+    """The examples' features and, sorted, those the fit keeps (seen in ``min_count`` examples or more),
+    counted here rather than by the trainer's code, so that the tests below check it."""
+    from gateway.routing.training.fit import _features
+
+    rows = [_features(e) for e in examples]
+    counts: dict[str, int] = {}
+    for row in rows:
+        for f in row:
+            counts[f] = counts.get(f, 0) + 1
+    return rows, sorted(f for f, n in counts.items() if n >= min_count)
+
+
 def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
     """The fit sees structure features with a larger value (FitSettings.structure_scale); the stored
     weights are scaled back, so the gateway's sum over present features gives sklearn's probability."""
@@ -111,7 +125,7 @@ def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
     from scipy.sparse import csr_matrix
     from sklearn.linear_model import LogisticRegression
 
-    from gateway.routing.training.fit import FitSettings, _features, _scale, fit
+    from gateway.routing.training.fit import FitSettings, _scale, fit
 
     data = tmp_path / "labelled.jsonl"
     write_data(data, n=60)
@@ -119,12 +133,7 @@ def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
     settings = FitSettings(structure_scale=3.0, prune=0.0, meaning_scale=0.0)
     model = fit(examples, settings)
     assert model.meaning == {}
-    rows = [_features(e) for e in examples]
-    counts: dict[str, int] = {}
-    for row in rows:
-        for f in row:
-            counts[f] = counts.get(f, 0) + 1
-    names = sorted(f for f, n in counts.items() if n >= settings.min_count)
+    rows, names = _rows_and_columns(examples, settings.min_count)
     assert any(_scale(n, 3.0) == 3.0 for n in names) and any(_scale(n, 3.0) == 1.0 for n in names)
     column = {f: i for i, f in enumerate(names)}
     dense = np.zeros((len(rows), len(names)))
@@ -148,7 +157,7 @@ def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
     from scipy.sparse import csr_matrix
     from sklearn.linear_model import LogisticRegression
 
-    from gateway.routing.training.fit import FitSettings, _features, fit
+    from gateway.routing.training.fit import FitSettings, fit
     from gateway.routing.training.vectors import load_word_vectors
 
     data = tmp_path / "labelled.jsonl"
@@ -158,12 +167,7 @@ def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
     model = fit(examples, settings)
     vectors = load_word_vectors()
     assert set(model.meaning) == {"w:", "p:", "c:w:"} and len(model.meaning["w:"]) == len(vectors.words)
-    rows = [_features(e) for e in examples]
-    counts: dict[str, int] = {}
-    for row in rows:
-        for f in row:
-            counts[f] = counts.get(f, 0) + 1
-    names = sorted(f for f, n in counts.items() if n >= settings.min_count)
+    rows, names = _rows_and_columns(examples, settings.min_count)
     column = {f: i for i, f in enumerate(names)}
     blocks = ("w:", "p:", "c:w:")
     dense = np.zeros((len(rows), len(names) + 3 * vectors.dims))
