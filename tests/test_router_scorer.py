@@ -15,7 +15,15 @@ import pytest
 from pydantic import ValidationError
 
 from gateway.routing import BackendView, RouteInput, decide, extract_features
-from gateway.routing.scorer import FORMAT, ModelError, ScorerModel, load_model, parse_model, request_features
+from gateway.routing.scorer import (
+    FORMAT,
+    MEANING_PRIOR,
+    ModelError,
+    ScorerModel,
+    load_model,
+    parse_model,
+    request_features,
+)
 from gateway.routing.settings import RoutingSettings, RuleConditions, ScorerSettings
 from gateway.routing.text import HEAD_CHARS, TAIL_CHARS, featurize, split_payload
 
@@ -129,18 +137,20 @@ def test_scoring_is_deterministic_and_explained(model: ScorerModel) -> None:
 
 
 def test_meaning_weights_add_the_mean_of_their_block() -> None:
-    """A block adds the mean of its words' meaning weights, not their sum: a long turn of mild words is
-    not pushed further than a short one; the context's block counts as context."""
+    """A block adds the mean of its words' meaning weights (shrunk by MEANING_PRIOR words of weight 0),
+    not their sum: a long turn of mild words is not pushed further than a short one, and one word alone
+    does not decide; the context's block counts as context."""
     model = ScorerModel(
         {"w:x": 0.5}, 0.0, 0.5, meaning={"w:": {"fix": 1.0, "bug": 3.0, "hi": -2.0}, "c:w:": {"proof": 4.0}}
     )
-    assert model.logit(request_features("fix bug", "")) == pytest.approx(0.0 + 2.0)  # (1 + 3) / 2
-    assert model.logit(request_features("fix bug x", "")) == pytest.approx(0.5 + 2.0)
-    assert model.logit(request_features("fix bug hi", "")) == pytest.approx((1.0 + 3.0 - 2.0) / 3)
+    k = MEANING_PRIOR  # words of weight 0 that every block counts besides its own
+    assert model.logit(request_features("fix bug", "")) == pytest.approx((1.0 + 3.0) / (2 + k))
+    assert model.logit(request_features("fix bug x", "")) == pytest.approx(0.5 + (1.0 + 3.0) / (2 + k))
+    assert model.logit(request_features("fix bug hi", "")) == pytest.approx((1.0 + 3.0 - 2.0) / (3 + k))
     assert model.logit(request_features("nothing known", "")) == 0.0
     explained = model.score("fix bug", "a proof please", explain=3)
-    assert {c.feature: c.weight for c in explained.top} == {"m:w:": 2.0, "m:c:w:": 4.0}
-    assert explained.context == 4.0
+    assert {c.feature: c.weight for c in explained.top} == {"m:w:": 4.0 / (2 + k), "m:c:w:": 4.0 / (1 + k)}
+    assert explained.context == 4.0 / (1 + k)
     assert {c.as_dict()["feature"] for c in explained.top} == {
         "meaning of the words",
         "context: meaning of the words",
@@ -194,6 +204,15 @@ def test_issue_15_prompts_route_as_they_should(model: ScorerModel, prompt: str, 
     assert backend == expected, reasons
     kind = "hard" if expected == "autoregressive" else "default"
     assert any(r.startswith(f"{kind}:score=") for r in reasons), reasons
+
+
+@pytest.mark.parametrize("reply", ["yes", "ok", "sure", "thanks!", "hi", "x", "no way", "why?"])
+def test_a_one_word_reply_is_not_decided_by_its_word_alone(model: ScorerModel, reply: str) -> None:
+    """A word's meaning weight can be large (+-18); a block's mean counts MEANING_PRIOR words of weight
+    0 besides its own, so one word alone does not send a chat reply to the slow backend (before that,
+    "yes" scored 0.66 and "x" 0.99)."""
+    backend, reasons = route(user(reply), model)
+    assert backend == "diffusion", reasons
 
 
 def test_a_hard_task_in_the_system_prompt_counts(model: ScorerModel) -> None:

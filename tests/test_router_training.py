@@ -157,6 +157,7 @@ def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
     from scipy.sparse import csr_matrix
     from sklearn.linear_model import LogisticRegression
 
+    from gateway.routing.scorer import MEANING_PRIOR
     from gateway.routing.training.fit import FitSettings, fit
     from gateway.routing.training.vectors import load_word_vectors
 
@@ -178,7 +179,8 @@ def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
         for b, block in enumerate(blocks):
             words = [f[len(block) :] for f in row if f.startswith(block) and f[len(block) :] in vectors.index]
             if words:
-                mean = np.mean([vectors.vectors[vectors.index[w]] for w in words], axis=0)
+                vecs = [vectors.vectors[vectors.index[w]] for w in words]
+                mean = np.sum(vecs, axis=0) / (len(words) + MEANING_PRIOR)
                 start = len(names) + b * vectors.dims
                 dense[r, start : start + vectors.dims] = 5.0 * mean
     assert np.count_nonzero(dense[:, len(names) :]) > 0  # the test's prompts have words in the table

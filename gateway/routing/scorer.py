@@ -57,6 +57,10 @@ NO_CONTEXT = "c:none"  # a request with nothing before its newest turn
 # The blocks of meaning weights, by the prefix of the word features they average over.
 MEANING_BLOCKS = ("w:", "p:", "c:w:")
 MEANING = "m:"  # the prefix of a meaning block's contribution in explanations ("m:w:")
+# A block's mean counts this many words of weight 0 besides its own: the sum over (words + PRIOR).
+# With a plain mean, a one-word turn was its word's weight, and single words have large ones
+# (+-18 in the shipped model): "yes" alone scored 0.66 and "x" 0.99. Training uses the same (fit.py).
+MEANING_PRIOR = 3
 
 
 def request_features(newest: str, context: str) -> set[str]:
@@ -110,7 +114,8 @@ class ScorerModel:
         return self.bias + sum(get(f, 0.0) for f in features) + sum(w for _, w in self._meanings(features))
 
     def _meanings(self, features: set[str]) -> list[tuple[str, float]]:
-        """Each meaning block's contribution: the mean of the weights of its words present."""
+        """Each meaning block's contribution: the mean of the weights of its words present, shrunk
+        towards 0 by MEANING_PRIOR words of weight 0."""
         if not self._by_feature:
             return []
         # map and filter run in C; only the hits (a few dozen words) reach the Python loop.
@@ -120,7 +125,11 @@ class ScorerModel:
         for block, value in hits:
             sums[block] += value
             counts[block] += 1
-        return [(MEANING + b, sums[i] / counts[i]) for i, b in enumerate(MEANING_BLOCKS) if counts[i]]
+        return [
+            (MEANING + b, sums[i] / (counts[i] + MEANING_PRIOR))
+            for i, b in enumerate(MEANING_BLOCKS)
+            if counts[i]
+        ]
 
     def score(self, newest: str, context: str = "", *, explain: int = 0) -> Difficulty:
         """The request's difficulty; ``explain`` > 0 also lists that many features that pushed it most."""

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gateway.routing.features import conversation
-from gateway.routing.scorer import MEANING_BLOCKS, ScorerModel, request_features
+from gateway.routing.scorer import MEANING_BLOCKS, MEANING_PRIOR, ScorerModel, request_features
 from gateway.routing.training.sources import Example
 from gateway.routing.training.vectors import WordVectors, load_word_vectors
 
@@ -68,7 +68,8 @@ def _features(example: Example) -> set[str]:
 
 
 def meaning_matrix(rows: Sequence[set[str]], vectors: WordVectors, scale: float) -> np.ndarray:
-    """Each row's meaning features: per block, ``scale`` x the mean vector of its words in the table."""
+    """Each row's meaning features: per block, ``scale`` x the mean vector of its words in the table,
+    shrunk as the scorer shrinks it (``MEANING_PRIOR`` more words of a zero vector)."""
     import numpy as np
 
     dims = vectors.dims
@@ -83,7 +84,9 @@ def meaning_matrix(rows: Sequence[set[str]], vectors: WordVectors, scale: float)
                 # order differs in its last bits, enough to flip a rounded weight (the same data must
                 # give the same model file, run after run).
                 ids.sort()
-                out[r, b * dims : (b + 1) * dims] = vectors.vectors[ids].mean(axis=0)
+                out[r, b * dims : (b + 1) * dims] = vectors.vectors[ids].sum(axis=0) / (
+                    len(ids) + MEANING_PRIOR
+                )
     return out * scale
 
 
