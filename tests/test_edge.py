@@ -293,6 +293,26 @@ def test_two_workers_close_slow_clients_and_share_the_operator_listener(tmp_path
     assert "gateway_connections_open" in text
 
 
+def test_expect_100_continue_gets_the_interim_answer_then_the_response(gateway):
+    """The interim 100 goes out at once (the client waits for it before its body), and the final answer
+    after it, head and body whole (the edge's transport holds a head for its body: issue 16)."""
+    body = orjson.dumps(CHAT)
+    sock = _connect(gateway.server.port)
+    sock.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Authorization: Bearer {gateway.key}\r\nContent-Length: {len(body)}\r\n".encode()
+        + b"Expect: 100-continue\r\nConnection: close\r\n\r\n"
+    )
+    interim = sock.recv(65536)
+    assert interim == b"HTTP/1.1 100 Continue\r\n\r\n"
+    sock.sendall(body)
+    data, _ = _read_until_closed(sock, 10)
+    sock.close()
+    head, _, rest = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ")
+    assert orjson.loads(rest)["object"] == "chat.completion"
+
+
 # ---- request encodings and forwarded headers ----------------------------------------------------------
 
 

@@ -34,6 +34,7 @@ from uvicorn.server import ServerState
 
 from gateway.edge.deadlines import Deadlines
 from gateway.edge.state import EdgeState, edge_of
+from gateway.edge.transport import HeadHoldingTransport
 from gateway.errors import error_body
 
 __all__ = ["EdgeProtocol"]
@@ -95,7 +96,8 @@ class EdgeProtocol(HttpToolsProtocol):
             transport.close()
             return
         self._listener = listener
-        super().connection_made(transport)
+        # A small answer's head and body in one send (gateway/edge/transport.py).
+        super().connection_made(HeadHoldingTransport(transport, self.loop))
         if listener == "operator":
             self.app = edge.operator_app
         self._arm("header", edge.settings.header_timeout)
