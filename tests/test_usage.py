@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,9 @@ from sqlalchemy import select, text
 
 from gateway.cli import main
 from gateway.config import ConfigError, load_settings
+from gateway.record import RequestRecord
 from gateway.usage.query import UsageQuery, parse_since, summarize
-from gateway.usage.records import UsageRecord
+from gateway.usage.records import UsageRecord, from_request
 from gateway.usage.schema import SCHEMA_VERSION, usage_records
 from gateway.usage.store import UsageStore
 from gateway.usage.writer import UsageWriter
@@ -280,6 +282,25 @@ def test_a_newer_schema_is_refused(tmp_path):
         fresh.migrate()
     store.dispose()
     fresh.dispose()
+
+
+def test_a_rows_day_is_its_utc_day_on_either_side_of_midnight():
+    request = RequestRecord(request_id="r", method="POST", path="/v1/chat/completions", started=0.0)
+    request.api = "chat"
+
+    def day(now: float) -> str:
+        return from_request(request, 1.0, now=now).day
+
+    assert day(86_399.9) == "1970-01-01"
+    assert day(86_400.0) == "1970-01-02"
+    assert day(86_399.9) == "1970-01-01"  # back: not the day seen last
+    midnight = datetime(2026, 11, 26, tzinfo=UTC).timestamp()
+    assert [day(midnight - 0.001), day(midnight), day(midnight + 86_399.999)] == [
+        "2026-11-25",
+        "2026-11-26",
+        "2026-11-26",
+    ]
+    assert from_request(request, 1.0, now=midnight) == from_request(request, 1.0, now=midnight)
 
 
 def test_writer_batches_and_flushes_on_close(tmp_path):
