@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import gateway.routing.training.generators as generators
-from gateway.routing.training.generators import hard_deduction
+from gateway.routing.training.generators import hard_deduction, hard_precise
 from gateway.routing.training.generators.hard_common import conversation, number_word
 from gateway.routing.training.sources import Example, Source
 
@@ -337,3 +337,21 @@ def _statement_true(text: str, me: str, w: dict[str, bool], good: str, bad: str)
         if match and (match.lastindex is None or match.group(1) in w):
             return truth(match)
     raise LookupError(text)
+
+
+def test_precise_tasks_state_what_they_compute():
+    # The follow-ups quote the computed answer: a True/False expression's value is what Python says, and
+    # the closing brackets complete the sequence.
+    pairs = {"(": ")", "[": "]", "{": "}", "<": ">"}
+    rng = random.Random(7)
+    for _ in range(300):
+        text, value = hard_precise.boolean_expression(rng, rng.randint(1, 4))
+        assert eval(text) is value, text  # noqa: S307 (the generator's own True/False/and/or/not text)
+        shown, closing = hard_precise.bracket_sequence(rng)
+        stack: list[str] = []
+        for b in (shown + " " + closing).split():
+            if b in pairs:
+                stack.append(b)
+            else:
+                assert stack and pairs[stack.pop()] == b, (shown, closing)
+        assert not stack
