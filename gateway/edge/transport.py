@@ -35,49 +35,39 @@ class HeadHoldingTransport(asyncio.Transport):
     # ---- what changes --------------------------------------------------------------------------------------
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        held = self._held
+        held = self._take_held()
         if held is not None:
-            self._held = None
-            if self._flush is not None:
-                self._flush.cancel()
-                self._flush = None
             self._inner.write(held + bytes(data))
-            return
-        if data[:9] == _HEAD and data[:10] != _INTERIM and not self._inner.is_closing():
+        elif data[:9] == _HEAD and data[:10] != _INTERIM and not self._inner.is_closing():
             self._held = bytes(data)
             self._flush = self._loop.call_soon(self._send_held)
-            return
-        self._inner.write(data)
+        else:
+            self._inner.write(data)
+
+    def _take_held(self) -> bytes | None:
+        """The held head, if any, no longer held (and its flush at the next turn cancelled)."""
+        held, self._held = self._held, None
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        return held
 
     def _send_held(self) -> None:
-        self._flush = None
-        held, self._held = self._held, None
+        held = self._take_held()
         if held is not None and not self._inner.is_closing():
             self._inner.write(held)
 
     def close(self) -> None:
-        if self._held is not None:
-            self._send_held_now()
+        self._send_held()
         self._inner.close()
 
     def abort(self) -> None:
-        self._drop_held()
+        self._take_held()  # dropped: an aborted connection sends nothing more
         self._inner.abort()
 
     def get_write_buffer_size(self) -> int:
         held = self._held
         return self._inner.get_write_buffer_size() + (len(held) if held is not None else 0)
-
-    def _send_held_now(self) -> None:
-        if self._flush is not None:
-            self._flush.cancel()
-        self._send_held()
-
-    def _drop_held(self) -> None:
-        if self._flush is not None:
-            self._flush.cancel()
-            self._flush = None
-        self._held = None
 
     # ---- the rest, as the connection's own transport ------------------------------------------------------
 
@@ -106,8 +96,7 @@ class HeadHoldingTransport(asyncio.Transport):
         return self._inner.can_write_eof()
 
     def write_eof(self) -> None:
-        if self._held is not None:
-            self._send_held_now()
+        self._send_held()
         self._inner.write_eof()
 
     def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:

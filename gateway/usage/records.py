@@ -6,6 +6,7 @@ Only identities, codes and numbers: never the credential, a header, or prompt or
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from typing import NamedTuple
 
 from gateway.record import RequestRecord
@@ -77,18 +78,15 @@ def from_request(record: RequestRecord, finished: float, *, now: float | None = 
     )
 
 
-_DAY: list[tuple[float, float, str]] = [(0.0, 0.0, "")]  # the last day seen: [start, end) and its name
-
-
 def _day(wall: float) -> str:
     """The UTC day of ``wall``, YYYY-MM-DD; formatted once a day, not once a request."""
-    start, end, name = _DAY[0]
-    if start <= wall < end:
-        return name
-    start = wall - wall % 86400  # Unix time has no leap seconds: every UTC day is 86,400 s long
-    name = time.strftime("%Y-%m-%d", time.gmtime(start))
-    _DAY[0] = (start, start + 86400, name)
-    return name
+    # Unix time has no leap seconds: every UTC day is 86,400 s long.
+    return _day_name(int(wall // 86400))
+
+
+@lru_cache(maxsize=4)
+def _day_name(day: int) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
 
 
 def _cut(value: str | None, limit: int) -> str | None:

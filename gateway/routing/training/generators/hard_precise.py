@@ -91,19 +91,21 @@ def _sorting(rng: random.Random) -> tuple[str, str]:
     return body, "In order: " + ", ".join(sorted(words)) + "."
 
 
+_ORDINALS = {
+    1: "first",
+    2: "second",
+    3: "third",
+    4: "fourth",
+    5: "fifth",
+    6: "sixth",
+    7: "seventh",
+    8: "eighth",
+    9: "ninth",
+}
+
+
 def _ordinal(n: int) -> str:
-    words = {
-        1: "first",
-        2: "second",
-        3: "third",
-        4: "fourth",
-        5: "fifth",
-        6: "sixth",
-        7: "seventh",
-        8: "eighth",
-        9: "ninth",
-    }
-    return words.get(n, f"{n}th")
+    return _ORDINALS.get(n, f"{n}th")
 
 
 def _spelling(rng: random.Random) -> tuple[str, str]:
