@@ -2,7 +2,8 @@
 
     python3 bench/routing_bench.py [--iterations N] [--json FILE]
 
-Cases: a one-line chat turn, a code request, a maths word problem, an 8,000-character turn, an agent
+Cases: a one-line chat turn, a code request, a maths word problem, an 8,000-character turn (one
+paragraph repeated, and varied requests one after another), an agent
 conversation with a long history (200 turns, tool calls and results, about 100 kB of text), and
 adversarial turns (issue 15): 8,000 characters of "SELECT a " (the pattern that was quadratic), a long
 run of one repeated keyword, unbalanced code fences, 1 MB of one character, 1 MB of digits and colons.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import random
 import statistics
 import time
 from typing import Any
@@ -65,6 +67,23 @@ _PROSE = (
     "The committee met on Tuesday to review the quarterly figures. Revenue rose 4% to $2.1M while costs "
     "held steady; Alice, Bob and Carol presented the regional results and asked for a second budget round. "
 )
+
+
+def varied_prose(chars: int = 7960) -> str:
+    """8,000 characters of requests from this project's generators, one after another: the repeated
+    paragraph above has 34 distinct words, a real long turn has hundreds (more features to look up)."""
+    from gateway.routing.training.data import builtin_examples
+
+    examples = builtin_examples(40, 1)
+    random.Random(1).shuffle(examples)
+    texts = [
+        e.messages[-1]["content"]
+        for e in examples
+        if e.label == "easy" and isinstance(e.messages[-1].get("content"), str)
+    ]
+    return "\n\n".join(texts)[:chars] + "\n\nSummarise this."
+
+
 CASES = {
     "chat (1 turn)": turn("Hi! How was your weekend?"),
     "code (1 turn)": turn("Write a python function that merges two sorted lists, with tests."),
@@ -72,6 +91,7 @@ CASES = {
         "A train leaves at 9:40 and the trip takes 2 h 35 min with a 20 min stop. When does it arrive?"
     ),
     "8,000-char turn": turn((_PROSE * 40)[:7960] + " Summarise this."),
+    "8,000-char turn, varied": turn(varied_prose()),
     "agent (200 turns)": long_history(),
     "adv: SELECT a x 8,000 chars": turn(("SELECT a " * 1000)[:8000]),
     "adv: repeated keyword": turn("prove " * 20_000),

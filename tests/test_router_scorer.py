@@ -71,6 +71,32 @@ def test_features_read_times_tables_and_notation() -> None:
     assert any(f.startswith("s:code=") for f in featurize("Why does useEffect call fetch_data twice?"))
 
 
+@pytest.mark.parametrize(
+    ("text", "feature"),
+    [
+        ("Meet at 9:05.", "s:clock"),
+        ("Meet at 9:65 or 10", None),  # not a time: minutes above 59
+        ("Due 3/4/2025 at noon", "s:date"),
+        ("Due 3.4.2025 at noon", "s:date"),
+        ("Due 2025-03-04 at noon", "s:date"),
+        ("Rooms 3-4 and 12 to 14", None),  # one separator only
+        ("- eggs\n- milk\n- bread", "s:list=3-5"),  # the first line counts too
+        ("eggs\n 1. milk\n2) bread", "s:list=1-2"),
+        ("Is x ≤ y and y ≥ z? π", "s:notation=3+"),
+        ("my iPhone and getUser", "s:code=2-3"),
+        ("Paris is LOVELY in May", None),
+    ],
+)
+def test_shape_patterns_match_where_they_should(text: str, feature: str | None) -> None:
+    """The shape patterns are written to start on a literal character (text.py: fast to skip to);
+    each still matches exactly what its plain form in the comment beside it matches."""
+    features = featurize(text)
+    if feature is None:
+        assert not {"s:clock", "s:date"} & features and not any(f.startswith("s:code=") for f in features)
+    else:
+        assert feature in features
+
+
 def test_only_the_head_and_the_tail_of_a_long_text_count() -> None:
     middle = " zebra" * 5000
     text = "Summarise this." + middle + " Thanks."

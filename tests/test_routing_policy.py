@@ -9,7 +9,7 @@ import pytest
 
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied
 from gateway.routing import BackendView, RouteInput, decide, extract_features
-from gateway.routing.features import RequestFeatures
+from gateway.routing.features import RequestFeatures, _has_code
 from gateway.routing.scorer import Difficulty
 from gateway.routing.settings import RoutingSettings
 
@@ -165,6 +165,54 @@ CASES: list[tuple[str, dict[str, Any], str, set[str]]] = [
     ("temperature 1.0", {**user("hi"), "temperature": 1.0}, "diffusion", {"default"}),
     ("completions prompt", {"prompt": "Once upon a time"}, "diffusion", {"default"}),
 ]
+
+
+CODE_LINES = [
+    "#include <stdio.h>",
+    "const f = (a) => { return a }",
+    "Traceback (most recent call last):",
+    'Exception in thread "main"',
+    "thread 'main' panicked at src/main.rs",
+    "def merge(a, b):",
+    "function add (a, b) {",
+    "fn main() {",
+    "public static void main(String[] args)",
+    "const handler = (event)",
+    "import numpy as np",
+    "from collections import Counter",
+    "import { useState } from 'react';",
+    "import java.util.List;",
+    'import "fmt"',
+    "  at com.acme.Shop.pay(Shop.java:42)",
+    "error[E0382]: borrow of moved value",
+    "Segmentation fault (core dumped)",
+    "TypeError: x is not a function",
+    "ValueError: bad value",
+    "java.lang.NullPointerException",
+    "class Shop(Base):",
+]
+
+
+@pytest.mark.parametrize("line", CODE_LINES)
+def test_each_code_pattern_is_found_in_prose(line: str) -> None:
+    """Every pattern of features._CODE_PATTERNS, behind its anchor and its group's gate."""
+    prose = "I pasted this from the logs at work, can you tell me what it means (if anything)?"
+    assert _has_code(f"{prose}\n{line}\n{prose}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We met at the cafe (the one at 5th Avenue) and had a class discussion about imports.",
+        "The undefined function of a public office is to define what we import and export.",
+        "How do I import a car from Japan?",
+        "import my contacts from gmail into my phone",
+        "Our nightly import job got slower after the upgrade.",
+        "Her class of 1999 had a reunion; the error was mine. No exception, no Segmentation.",
+    ],
+)
+def test_prose_with_the_anchor_words_is_not_code(text: str) -> None:
+    assert not _has_code(text)
 
 
 @pytest.mark.parametrize(("name", "payload", "backend", "reasons"), CASES, ids=[c[0] for c in CASES])

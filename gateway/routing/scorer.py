@@ -57,6 +57,7 @@ NO_CONTEXT = "c:none"  # a request with nothing before its newest turn
 # The blocks of meaning weights, by the prefix of the word features they average over.
 MEANING_BLOCKS = ("w:", "p:", "c:w:")
 MEANING = "m:"  # the prefix of a meaning block's contribution in explanations ("m:w:")
+CONTEXT_MEANING = MEANING + "c:"
 # A block's mean counts this many words of weight 0 besides its own: the sum over (words + PRIOR).
 # With a plain mean, a one-word turn was its word's weight, and single words have large ones
 # (+-18 in the shipped model): "yes" alone scored 0.66 and "x" 0.99. Training uses the same (fit.py).
@@ -98,49 +99,63 @@ class ScorerModel:
     meta: dict[str, Any] = field(default_factory=dict)  # training sources, figures, date
     # Meaning weights by block prefix, then word: {"w:": {"deploy": 0.41, ...}, "p:": ..., "c:w:": ...}.
     meaning: dict[str, dict[str, float]] = field(default_factory=dict)
-    # The same, keyed by feature name, with the block's index: one look-up per feature when scoring.
-    _by_feature: dict[str, tuple[int, float]] = field(init=False, repr=False, compare=False)
+    # The weights split by what they read, the newest turn (and its pasted text) or the context, and the
+    # meaning weights one table per block keyed by feature name ("w:deploy"). Scoring intersects each
+    # table with the request's features: a set operation in C over the smaller side (the request's few
+    # hundred features), where a Python loop over them cost ~40 µs of a long turn's 400 µs budget
+    # (issue 15). The sums are math.fsum, exact, so a request scores the same whatever order the set
+    # iterates in (it changes with each process's hash seed).
+    _own: dict[str, float] = field(init=False, repr=False, compare=False)
+    _context: dict[str, float] = field(init=False, repr=False, compare=False)
+    _blocks: tuple[dict[str, float], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        index = {
-            block + word: (MEANING_BLOCKS.index(block), value)
-            for block, table in self.meaning.items()
-            for word, value in table.items()
-        }
-        object.__setattr__(self, "_by_feature", index)
+        context = {f: w for f, w in self.weights.items() if f.startswith("c:")}
+        own = {f: w for f, w in self.weights.items() if f not in context}
+        blocks = tuple(
+            {block + word: value for word, value in self.meaning.get(block, {}).items()}
+            for block in MEANING_BLOCKS
+        )
+        object.__setattr__(self, "_own", own)
+        object.__setattr__(self, "_context", context)
+        object.__setattr__(self, "_blocks", blocks)
 
     def logit(self, features: set[str]) -> float:
-        get = self.weights.get
-        return self.bias + sum(get(f, 0.0) for f in features) + sum(w for _, w in self._meanings(features))
+        own, context = self._sums(features)
+        return self.bias + own + context
+
+    def _sums(self, features: set[str]) -> tuple[float, float]:
+        """What the newest turn's features and the context's add to the logit."""
+        own = math.fsum(map(self._own.__getitem__, self._own.keys() & features))
+        context = math.fsum(map(self._context.__getitem__, self._context.keys() & features))
+        for block, value in self._meanings(features):
+            if block.startswith(CONTEXT_MEANING):
+                context += value
+            else:
+                own += value
+        return own, context
 
     def _meanings(self, features: set[str]) -> list[tuple[str, float]]:
         """Each meaning block's contribution: the mean of the weights of its words present, shrunk
         towards 0 by MEANING_PRIOR words of weight 0."""
-        if not self._by_feature:
-            return []
-        # map and filter run in C; only the hits (a few dozen words) reach the Python loop.
-        hits = list(filter(None, map(self._by_feature.get, features)))
-        sums = [0.0] * len(MEANING_BLOCKS)
-        counts = [0] * len(MEANING_BLOCKS)
-        for block, value in hits:
-            sums[block] += value
-            counts[block] += 1
-        return [
-            (MEANING + b, sums[i] / (counts[i] + MEANING_PRIOR))
-            for i, b in enumerate(MEANING_BLOCKS)
-            if counts[i]
-        ]
+        out = []
+        for block, table in zip(MEANING_BLOCKS, self._blocks, strict=True):
+            hits = table.keys() & features
+            if hits:
+                mean = math.fsum(map(table.__getitem__, hits)) / (len(hits) + MEANING_PRIOR)
+                out.append((MEANING + block, mean))
+        return out
 
     def score(self, newest: str, context: str = "", *, explain: int = 0) -> Difficulty:
         """The request's difficulty; ``explain`` > 0 also lists that many features that pushed it most."""
         features = request_features(newest, context)
-        get = self.weights.get
-        weighted = [(f, w) for f in features if (w := get(f, 0.0)) != 0.0]
-        weighted.extend(self._meanings(features))
-        from_context = sum(w for f, w in weighted if f.startswith(("c:", "m:c:")))
-        value = _sigmoid(self.bias + sum(w for _, w in weighted))
+        own, from_context = self._sums(features)
+        value = _sigmoid(self.bias + own + from_context)
         if not explain:
             return Difficulty(value, from_context)
+        weights = self.weights
+        weighted = [(f, weights[f]) for f in weights.keys() & features]
+        weighted.extend(self._meanings(features))
         top = sorted(weighted, key=lambda fw: (-abs(fw[1]), fw[0]))[:explain]
         return Difficulty(value, from_context, tuple(Contribution(f, w) for f, w in top))
 
