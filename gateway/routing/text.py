@@ -24,7 +24,6 @@ holds the character they start with.
 from __future__ import annotations
 
 import itertools
-import operator
 import re
 
 __all__ = ["HEAD_CHARS", "TAIL_CHARS", "featurize", "split_payload"]
@@ -190,7 +189,8 @@ def _words(text: str, out: set[str]) -> tuple[list[str], list[str]]:
     folded = ["0" if t[0].isdigit() else t for t in map(str.lower, tokens)]
     # map() over str methods runs in C: half the time of the same comprehensions (the 400 µs budget).
     out.update(map("w:".__add__, set(folded)))
-    out.update(map(operator.add, map("b:".__add__, folded[:-1]), map(" ".__add__, folded[1:])))
+    # Each pair's string built once: a long turn repeats its pairs (a log, a table, a paste).
+    out.update(["b:" + a + " " + b for a, b in set(itertools.pairwise(folded))])
     return tokens, folded
 
 
