@@ -132,6 +132,25 @@ _TRANSFORM_TERMS = frozenset(
 )
 _DOMAIN = _CODE_TERMS | _MATH_TERMS
 _LAUGHTER = frozenset("haha hahaha hehe lol lmao omg xd xx yay ugh wow aww hmm jaja mdr".split())
+# Words of feeling, opinion and company, several languages: small talk is about how the speaker or the
+# listener is and what they like, a task about something to work out. A count pooled over languages
+# carries what English sources teach to a Spanish chat.
+_SOCIAL_TERMS = frozenset(
+    """feel feeling felt love loved like liked hate hated enjoy enjoyed favourite favorite fun funny
+    glad happy sad tired bored boring excited exciting lonely miss missed honestly weekend mood cute
+    awesome amazing lovely nice cool great terrible awful weird crazy friends friend family mum mom dad
+    boyfriend girlfriend husband wife kids dog cat think thought opinion guess hope wish
+    gefühl fühle liebe mag hasse spaß lustig froh glücklich traurig müde langweilig aufgeregt
+    wochenende freunde freund familie mama papa hund katze denke meinung hoffe
+    sens aime adore déteste amusant drôle content heureux heureuse triste fatigué fatiguée ennuie
+    weekend amis ami famille maman papa chien chat pense avis espère
+    siento encanta gusta odio divertido feliz triste cansado cansada aburrido emocionado finde amigos
+    amigo familia mamá papá perro gato pienso opinión ojalá
+    sento piace adoro odio divertente felice triste stanco stanca noioso amici amico famiglia mamma
+    cane gatto penso spero
+    sinto adoro gosto odeio divertido feliz cansado cansada chato amigos amigo família mãe pai
+    cachorro gato acho espero""".split()
+)
 _EMOTICONS = (":)", ":(", ":D", ";)", ":P", "<3", ":-)", "^^")
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 # Patterns that start with a literal character: ``re`` skips to each occurrence of it in C, where a
@@ -276,6 +295,7 @@ def _shape(text: str, tokens: list[str], folded: list[str], out: set[str]) -> No
     if not text.isascii():
         chatty += len(_EMOJI.findall(text))
     out.add("s:chatty=" + _bucket(chatty, (1, 2, 4)))
+    out.add("s:social_terms=" + _bucket(len(distinct & _SOCIAL_TERMS), (1, 2, 4)))
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
     names = [t for t in set(filter(str.istitle, tokens)) if t.lower() not in _NOT_NAMES]
