@@ -190,6 +190,16 @@ CODE_LINES = [
     "ValueError: bad value",
     "java.lang.NullPointerException",
     "class Shop(Base):",
+    "df.groupby('city')['sales'].mean()",
+    "git rebase -i HEAD~3",
+    "cp ${SRC} $(pwd)/out",
+    "for f in *.png; do convert $f $f.jpg; done",
+    "if [ -f x ]; then echo y; fi",
+    "chmod -R 755 /srv && chown -R www /srv",
+    "x = [i * i for i in range(10)]",
+    "cfg = {'debug': True}",
+    "let v: Vec<_> = it.collect();",
+    "let mut total = 0;",
 ]
 
 
@@ -208,6 +218,8 @@ def test_each_code_pattern_is_found_in_prose(line: str) -> None:
         "How do I import a car from Japan?",
         "import my contacts from gmail into my phone",
         "Our nightly import job got slower after the upgrade.",
+        "See e.g. Smith et al. (2020) and www.example.com (the site); then we left, Tom & Jerry.",
+        "Not sure; do you know if it costs $5 or ~5 euros? Let me know = great.",
         "Her class of 1999 had a reunion; the error was mine. No exception, no Segmentation.",
     ],
 )

@@ -151,6 +151,21 @@ _SOCIAL_TERMS = frozenset(
     sinto adoro gosto odeio divertido feliz cansado cansada chato amigos amigo família mãe pai
     cachorro gato acho espero""".split()
 )
+# Asking for a quantity, a time or a count: "how many", "wie viele", "combien", "cuántos". The word after
+# each cue word is looked up (the pairs of the turn are not all built for the pasted text).
+_QUANTITY_AFTER = {
+    "how": frozenset("many much long far old fast often big tall heavy late early".split()),
+    "what": frozenset("time day year age percentage fraction".split()),
+    "wie": frozenset("viele viel lange weit alt oft schnell groß schwer spät früh".split()),
+    "à": frozenset("quelle".split()),
+    "a": frozenset("qué que".split()),
+    "que": frozenset("hora horas".split()),
+    "che": frozenset("ora".split()),
+}
+_QUANTITY_WORDS = frozenset(
+    """combien cuánto cuánta cuántos cuántas cuanto cuantos quanto quanta quanti quante quantos quantas
+    wieviel wieviele""".split()
+)
 _EMOTICONS = (":)", ":(", ":D", ";)", ":P", "<3", ":-)", "^^")
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 # Patterns that start with a literal character: ``re`` skips to each occurrence of it in C, where a
@@ -296,6 +311,11 @@ def _shape(text: str, tokens: list[str], folded: list[str], out: set[str]) -> No
         chatty += len(_EMOJI.findall(text))
     out.add("s:chatty=" + _bucket(chatty, (1, 2, 4)))
     out.add("s:social_terms=" + _bucket(len(distinct & _SOCIAL_TERMS), (1, 2, 4)))
+    quantity = len(distinct & _QUANTITY_WORDS)
+    for cue in distinct & _QUANTITY_AFTER.keys():
+        after = itertools.compress(folded[1:], map(cue.__eq__, folded))
+        quantity += len(_QUANTITY_AFTER[cue].intersection(after))
+    out.add("s:asks_quantity=" + _bucket(quantity, (1, 2)))
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
     names = [t for t in set(filter(str.istitle, tokens)) if t.lower() not in _NOT_NAMES]
