@@ -54,8 +54,9 @@ def _words(*alternatives: str) -> str:
 # all tried its word alternatives at every "d", "f", "c", "i", "a", "e" and "p" of the text: ~75 µs of
 # the 8,000-character turn's 400 µs budget (issue 15) for prose that holds no code. The matches are
 # the same: any alternative matching anywhere is a match of the alternation. A group's gate is a
-# single character or a word every anchor in it holds (one character is found fastest, by memchr).
-_Anchored = tuple[tuple[str, re.Pattern[str] | None], ...]
+# single character or a word every anchor in it holds (one character is found fastest, by memchr); an
+# anchor is a substring, or a pattern that starts with a literal character.
+_Anchored = tuple[tuple[str | re.Pattern[str], re.Pattern[str] | None], ...]
 
 
 def _anchored(*pairs: tuple[str, str | None]) -> _Anchored:
@@ -76,7 +77,15 @@ _CODE_PATTERNS: tuple[tuple[str, _Anchored], ...] = (
         ),
     ),
     ("#", _anchored(("#include", r"#include\s*<"))),
-    ("=", _anchored(("=>", r"=>\s*\{"), (" = [", None), (" = {", None))),
+    (
+        "=",
+        _anchored(
+            ("=>", r"=>\s*\{"),
+            (" = [", None),
+            (" = {", None),
+            ("let ", _words(r"let (?:mut )?\w+(?:: ?\w+<[^=\n]{0,40}| ?)= ")),
+        ),
+    ),
     # One line of code pasted without a fence or backticks ("Can you explain this line: df.groupby(
     # 'city')['sales'].mean()"): a method call, a shell variable or loop, a git revision, a Rust or
     # JavaScript binding, a shell "&&". None of them appears in the easy training sources' 10,390
@@ -84,11 +93,10 @@ _CODE_PATTERNS: tuple[tuple[str, _Anchored], ...] = (
     # stayed on diffusion).
     (".", _anchored((".", r"\.(?<=\w\.)[A-Za-z_]\w*\("))),
     ("~", _anchored(("~", r"~(?<=\w~)\d"))),
-    ("$", _anchored(("${", None), ("$(", None))),
+    ("$", _anchored(("$", r"\$[{(]"))),
     # A shell loop or condition on one line: "; do ... done", "; then ... fi" (each half alone is prose).
-    (";", _anchored(("; done", r";[ ]?do\b"), ("; fi", r";[ ]?then\b"))),
-    ("&&", _anchored((" && ", None))),
-    ("let ", _anchored(("let ", _words(r"let (?:mut )?\w+(?:: ?\w+<| ?= )")))),
+    (";", ((re.compile(r";[ ]?(?:done|fi)\b"), re.compile(r";[ ]?(?:do|then)\b")),)),
+    ("&", _anchored((" && ", None))),
     ("[", _anchored(("error[E", _words(r"error\[E\d{4}\]")))),
     ("Error", _anchored(("TypeError:", _words("TypeError:")), ("ValueError:", _words("ValueError:")))),
     (
@@ -126,7 +134,8 @@ def _code_pattern(text: str) -> bool:
     for gate, group in _CODE_PATTERNS:
         if gate in text:
             for anchor, pattern in group:
-                if anchor in text and (pattern is None or pattern.search(text)):
+                found = anchor in text if isinstance(anchor, str) else anchor.search(text)
+                if found and (pattern is None or pattern.search(text)):
                     return True
     return False
 

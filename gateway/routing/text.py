@@ -157,8 +157,8 @@ _QUANTITY_AFTER = {
     "how": frozenset("many much long far old fast often big tall heavy late early".split()),
     "what": frozenset("time day year age percentage fraction".split()),
     "wie": frozenset("viele viel lange weit alt oft schnell groß schwer spät früh".split()),
-    "à": frozenset("quelle".split()),
-    "a": frozenset("qué que".split()),
+    "quelle": frozenset("heure".split()),
+    "qué": frozenset("hora".split()),
     "que": frozenset("hora horas".split()),
     "che": frozenset("ora".split()),
 }
@@ -262,6 +262,20 @@ def _words(text: str, out: set[str]) -> tuple[list[str], list[str]]:
     return tokens, folded
 
 
+def _followed_by(words: list[str], cue: str, after: frozenset[str]) -> int:
+    """How many times ``cue`` is followed by a word of ``after``. ``list.index`` finds each occurrence
+    in C: a map over every word, once per cue, cost 10 µs a cue on a pasted page."""
+    count, i = 0, -1
+    last = len(words) - 1
+    while True:
+        try:
+            i = words.index(cue, i + 1)
+        except ValueError:
+            return count
+        if i < last and words[i + 1] in after:
+            count += 1
+
+
 def _notation(text: str) -> int:
     count = 0
     if "\\" in text:
@@ -313,8 +327,7 @@ def _shape(text: str, tokens: list[str], folded: list[str], out: set[str]) -> No
     out.add("s:social_terms=" + _bucket(len(distinct & _SOCIAL_TERMS), (1, 2, 4)))
     quantity = len(distinct & _QUANTITY_WORDS)
     for cue in distinct & _QUANTITY_AFTER.keys():
-        after = itertools.compress(folded[1:], map(cue.__eq__, folded))
-        quantity += len(_QUANTITY_AFTER[cue].intersection(after))
+        quantity += _followed_by(folded, cue, _QUANTITY_AFTER[cue])
     out.add("s:asks_quantity=" + _bucket(quantity, (1, 2)))
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
