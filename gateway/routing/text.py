@@ -134,33 +134,40 @@ _DOMAIN = _CODE_TERMS | _MATH_TERMS
 _LAUGHTER = frozenset("haha hahaha hehe lol lmao omg xd xx yay ugh wow aww hmm jaja mdr".split())
 # Words of feeling, opinion and company, several languages: small talk is about how the speaker or the
 # listener is and what they like, a task about something to work out. A count pooled over languages
-# carries what English sources teach to a Spanish chat.
+# carries what English sources teach to a Spanish chat. No pets: "The dog is older than the cat" is
+# an ordering puzzle (held out, ordering puzzles 94 -> 90 % with them).
 _SOCIAL_TERMS = frozenset(
     """feel feeling felt love loved like liked hate hated enjoy enjoyed favourite favorite fun funny
     glad happy sad tired bored boring excited exciting lonely miss missed honestly weekend mood cute
     awesome amazing lovely nice cool great terrible awful weird crazy friends friend family mum mom dad
-    boyfriend girlfriend husband wife kids dog cat think thought opinion guess hope wish
+    boyfriend girlfriend husband wife kids think thought opinion guess hope wish
     gefühl fühle liebe mag hasse spaß lustig froh glücklich traurig müde langweilig aufgeregt
-    wochenende freunde freund familie mama papa hund katze denke meinung hoffe
+    wochenende freunde freund familie mama papa denke meinung hoffe
     sens aime adore déteste amusant drôle content heureux heureuse triste fatigué fatiguée ennuie
-    weekend amis ami famille maman papa chien chat pense avis espère
+    weekend amis ami famille maman papa pense avis espère
     siento encanta gusta odio divertido feliz triste cansado cansada aburrido emocionado finde amigos
-    amigo familia mamá papá perro gato pienso opinión ojalá
+    amigo familia mamá papá pienso opinión ojalá
     sento piace adoro odio divertente felice triste stanco stanca noioso amici amico famiglia mamma
-    cane gatto penso spero
+    penso spero
     sinto adoro gosto odeio divertido feliz cansado cansada chato amigos amigo família mãe pai
-    cachorro gato acho espero""".split()
+    acho espero""".split()
 )
 # Asking for a quantity, a time or a count: "how many", "wie viele", "combien", "cuántos". The word after
 # each cue word is looked up (the pairs of the turn are not all built for the pasted text).
 _QUANTITY_AFTER = {
     "how": frozenset("many much long far old fast often big tall heavy late early".split()),
     "what": frozenset("time day year age percentage fraction".split()),
+    # The same questions in German, French, Spanish, Italian and Portuguese.
     "wie": frozenset("viele viel lange weit alt oft schnell groß schwer spät früh".split()),
+    "welcher": frozenset("tag wochentag".split()),
+    "welche": frozenset("uhrzeit".split()),
     "quelle": frozenset("heure".split()),
-    "qué": frozenset("hora".split()),
-    "que": frozenset("hora horas".split()),
-    "che": frozenset("ora".split()),
+    "quel": frozenset("jour âge pourcentage".split()),
+    "qué": frozenset("hora día edad porcentaje".split()),
+    "que": frozenset("hora horas día dia idade".split()),
+    "che": frozenset("ora giorno".split()),
+    "quale": frozenset("giorno percentuale".split()),
+    "qual": frozenset("dia idade".split()),
 }
 _QUANTITY_WORDS = frozenset(
     """combien cuánto cuánta cuántos cuántas cuanto cuantos quanto quanta quanti quante quantos quantas
