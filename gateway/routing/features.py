@@ -59,7 +59,7 @@ def _words(*alternatives: str) -> str:
 _Anchored = tuple[tuple[str | re.Pattern[str], re.Pattern[str] | None], ...]
 
 
-def _anchored(*pairs: tuple[str, str | None]) -> _Anchored:
+def _anchored(*pairs: tuple[str | re.Pattern[str], str | re.Pattern[str] | None]) -> _Anchored:
     return tuple((anchor, None if pattern is None else re.compile(pattern)) for anchor, pattern in pairs)
 
 
@@ -95,7 +95,7 @@ _CODE_PATTERNS: tuple[tuple[str, _Anchored], ...] = (
     ("~", _anchored(("~", r"~(?<=\w~)\d"))),
     ("$", _anchored(("$", r"\$[{(]"))),
     # A shell loop or condition on one line: "; do ... done", "; then ... fi" (each half alone is prose).
-    (";", ((re.compile(r";[ ]?(?:done|fi)\b"), re.compile(r";[ ]?(?:do|then)\b")),)),
+    (";", _anchored((re.compile(r";[ ]?(?:done|fi)\b"), r";[ ]?(?:do|then)\b"))),
     ("&", _anchored((" && ", None))),
     ("[", _anchored(("error[E", _words(r"error\[E\d{4}\]")))),
     ("Error", _anchored(("TypeError:", _words("TypeError:")), ("ValueError:", _words("ValueError:")))),
@@ -108,7 +108,7 @@ _CODE_PATTERNS: tuple[tuple[str, _Anchored], ...] = (
         # An import statement on a line of its own (Python, Java, Go, JavaScript). Not "import \w+"
         # anywhere: "How do I import a car from Japan?" or "the nightly import job" is not code, and
         # the rule sent such questions to the autoregressive backend as hard:code.
-        (
+        _anchored(
             (
                 "import ",
                 re.compile(
@@ -116,7 +116,7 @@ _CODE_PATTERNS: tuple[tuple[str, _Anchored], ...] = (
                     r"|from [\w.]+ import \w|import .{1,80}? from ['\"])",
                     re.MULTILINE,
                 ),
-            ),
+            )
         ),
     ),
     (
