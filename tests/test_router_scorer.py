@@ -57,7 +57,7 @@ def test_features_fold_numbers_and_read_structure() -> None:
     b = featurize("Alice, Bob and Claire share 7 apples. How many does each get?")
     assert a == b  # the quantity is folded away
     assert {"w:0", "b:0 apples", "b:how many", "s:ends_with_question", "s:questions=1"} <= a
-    assert "s:names=3-4" in a and "s:with_unit=1" in a
+    assert "s:names=2" in a and "s:with_unit=1" in a  # Bob and Claire: Alice opens the sentence
     plain = featurize("hello there")
     assert "s:numbers=0" in plain and "s:names=0" in plain and "s:ends_with_question" not in plain
 
@@ -141,8 +141,17 @@ def test_german_nouns_are_not_a_cast_of_names() -> None:
         "Ehrenamtliche haben im Frühjahr bereits viele Blumenzwiebeln entlang der Straße gepflanzt."
     )
     assert "s:names=dense" in featurize(german)
-    cast = "Alice, Bob, Claire, Dev and Elena sit in a row; Bob is left of Dev. Who sits in the middle?"
+    cast = "Alice, Bob, Claire, Dev, Elena and Farid sit in a row; Bob is left of Dev. Who is in the middle?"
     assert "s:names=5+" in featurize(cast)
+
+
+def test_words_that_open_a_sentence_or_a_line_are_not_names() -> None:
+    # A bot's rule list in a system prompt read as a puzzle's cast when every capitalised word counted.
+    rules = (
+        "You are Pip, the assistant of a café.\nRules:\n- Never discuss politics.\n- Keep answers short.\n"
+        "- Always sign off kindly. Avoid lists. Use one emoji at most. Reply in English."
+    )
+    assert "s:names=2" in featurize(rules)  # Pip and English; not Rules, Never, Keep, Always, Avoid...
 
 
 def test_scoring_is_deterministic_and_explained(model: ScorerModel) -> None:

@@ -193,6 +193,11 @@ _MATH_SIGNS = tuple("≤≥≠∘π∑∏√∞∫∈∀∃⇒")  # counted with
 _POWER = re.compile(r"[a-z0-9)]\^")
 _FUNCTION = re.compile(r"\b[fgh]\([a-z0-9]\)")
 _CAMEL = re.compile(r"[a-z][A-Z]")
+# A capitalised word after a word or a comma on the same line: a name in the middle of a sentence
+# ("swaps with Bob, then Claire"). One that opens a sentence or a line is how the sentence starts
+# ("Never discuss politics.", "She gives two"): counted as names, a bot's rule list in a system prompt
+# read as a puzzle's cast (issue 15). Starts on the space, a literal that ``re`` skips to in C.
+_MID_CAPITAL = re.compile(r" (?<=[\w,;)] )([A-ZÀ-ÖØ-Þ][a-zà-öø-ÿ]+)")
 _ARITHMETIC_CHARS = "+*=×÷^<>"  # noqa: RUF001
 # ^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t] in multi-line mode, read on "\n" + text.
 _LIST_LINE = re.compile(r"\n[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]")
@@ -338,7 +343,7 @@ def _shape(text: str, tokens: list[str], folded: list[str], out: set[str]) -> No
     out.add("s:asks_quantity=" + _bucket(quantity, (1, 2)))
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
-    names = [t for t in set(filter(str.istitle, tokens)) if t.lower() not in _NOT_NAMES]
+    names = [t for t in set(_MID_CAPITAL.findall(text)) if t.lower() not in _NOT_NAMES]
     if len(names) >= 5 and len(distinct) >= 30 and 4 * len(names) > len(distinct):
         # A quarter of the words capitalised is German nouns, not a cast of characters: a German text
         # to summarise had "s:names=5+", the mark of a puzzle.
