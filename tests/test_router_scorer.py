@@ -262,6 +262,26 @@ def test_a_hard_task_in_the_system_prompt_counts(model: ScorerModel) -> None:
     assert extract_features(payload, "chat", model).difficulty.context > 0  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("turn", ["thanks Juno, you made my day", "good morning everyone!", "tell me a joke"])
+def test_a_bot_behind_a_rule_list_keeps_its_small_talk_on_diffusion(model: ScorerModel, turn: str) -> None:
+    """An operator's system prompt is a list of rules, which is how a hard task stated in a system
+    prompt looks too; the chat under it stays on the fast backend, and a puzzle under it does not."""
+    system = (
+        "You are Juno, the chat assistant of the Northside running club.\n"
+        "Rules:\n- Keep replies to two sentences.\n- Never share members' addresses.\n"
+        "- If someone asks about race fees, point them to the club website.\n- Be upbeat."
+    )
+    chat = {"messages": [{"role": "system", "content": system}, {"role": "user", "content": turn}]}
+    backend, reasons = route(chat, model)
+    assert backend == "diffusion", reasons
+    puzzle = (
+        "Three runners finish: Ana is not first, Ben finishes after Cal, and Cal is not last. "
+        "In what order did they finish?"
+    )
+    hard = {"messages": [{"role": "system", "content": system}, {"role": "user", "content": puzzle}]}
+    assert route(hard, model)[0] == "autoregressive"
+
+
 def test_a_follow_up_to_a_hard_turn_stays_hard(model: ScorerModel) -> None:
     hard = "Prove that the square root of 2 is irrational, step by step, and check every step."
     payload = {
