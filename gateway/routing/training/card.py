@@ -50,7 +50,8 @@ def model_card(
         "# Routing scorer: model card",
         "",
         f"- Trained: {meta.get('created', '?')} with `gateway router train` (seed {meta.get('seed')}, "
-        f"C={meta.get('c')}, structure features scaled by {meta.get('structure_scale', 1.0)}, meaning "
+        f"C={meta.get('c')}, the newest turn's structure features scaled by "
+        f"{meta.get('structure_scale', 1.0)}, the context's by 1, meaning "
         f"features by {meta.get('meaning_scale', 0)} ({meta.get('meaning_dims', 0)} dimensions), features "
         f"seen in fewer than {meta.get('min_count')} examples dropped).",
         f"- File: {size / 1024:.0f} KiB gzip'd JSON, {len(model.weights)} weights and "

@@ -42,7 +42,7 @@ class FitSettings:
     min_count: int = 2  # a feature seen in fewer examples is dropped (noise, and model size)
     seed: int = 0
     prune: float = 0.005  # weights smaller than this are left out of the model file
-    # The structure features (s:, ps:, and the context's) enter the fit with this value instead of 1,
+    # The structure features of the newest turn (s:, ps:) enter the fit with this value instead of 1,
     # which under the same L2 penalty lets their weights grow larger than the words': the shape of a
     # request carries over to a way of writing no training source used, the words of one source do
     # not. Chosen by the leave-one-source-out figures (issue 15: 2 against 1, balanced accuracy
@@ -173,7 +173,13 @@ def fit(
 
 
 def _scale(name: str, structure: float) -> float:
-    kind = name.removeprefix("c:").split(":", 1)[0]
+    # The context's features keep the scale of a word, its structure included: doubled like the
+    # newest turn's, a system prompt's shape alone outweighed a chat turn under it (issue 15: the context
+    # is weighted below the newest turn; held out, a bot behind a rule list 87.7 -> 93.0 %, small talk
+    # 93.9 -> 94.4 %, the hard classes within 0.1 point).
+    if name.startswith("c:"):
+        return 1.0
+    kind = name.split(":", 1)[0]
     return structure if kind in ("s", "ps") else 1.0
 
 
