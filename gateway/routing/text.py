@@ -76,7 +76,7 @@ _CODE_VERBS = frozenset(
 # it, pt), term by term, leaving out translations that are everyday words ("rapport", "prueba", "razón",
 # "rayon", "radio", "Reihe", "Kreis"; "serie", which is a TV series: held out, it sent "¿Qué serie me
 # recomiendas?" to the autoregressive backend): a maths request in German should count its terms as
-# one in English does (issue 15: held out, multilingual word problems 84.5 -> 89.6 %).
+# one in English does (issue 15: held out, multilingual word problems 84.5 -> 89.2 %).
 _MATH_TERMS = frozenset(
     """prove proof proofs theorem lemma corollary integer integers prime primes divisible divisor divisors
     remainder modulo mod equation equations polynomial polynomials derivative integral integrals

@@ -19,9 +19,9 @@ _FEATURES = """\
   folded into `0`; only the turn's first 1,200 and last 400 characters are read.
 - `s:<what>=<bucket>`: the turn's structure, bucketed counts: length, numbers, numbers with a unit,
   clock times, dates, money, percentages, arithmetic, maths notation, question marks, a closing question,
-  sentences, capitalised names (or "dense": German nouns), commas, list lines, tables, paragraphs,
-  code-like identifiers, the register of chat (exclamations, laughter, emoticons, emoji), a question
-  for a quantity ("how many", "wie viele", "combien", "cuántos"), and how many distinct words of five
+  sentences, capitalised names in mid-sentence (or "dense": German nouns), commas, list lines, tables,
+  paragraphs, code-like identifiers, the register of chat (exclamations, laughter, emoticons, emoji), a
+  question for a quantity ("how many", "wie viele", "combien", "cuántos"), and how many distinct words of five
   multilingual lexicons it uses (programming terms, programming verbs, maths terms in six languages,
   transform verbs such as summarise or translate, words of feeling, opinion and company).
 - `p:<word>` and `ps:<what>=<bucket>`: when the turn is a short instruction and long pasted material
