@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 from gateway.routing import BackendView, RouteInput, decide, extract_features
+from gateway.routing import text as text_module
 from gateway.routing.scorer import (
     FORMAT,
     MEANING_PRIOR,
@@ -95,6 +98,24 @@ def test_shape_patterns_match_where_they_should(text: str, feature: str | None) 
         assert not {"s:clock", "s:date"} & features and not any(f.startswith("s:code=") for f in features)
     else:
         assert feature in features
+
+
+def test_the_fast_paths_read_what_the_plain_patterns_read() -> None:
+    """text.py reads ASCII text with ``translate`` and ``split`` and some patterns in a faster form
+    (the long turn's 400 µs budget, issue 15); on every ASCII character they must agree with the plain
+    forms in the comments, or the shipped model would read text differently from how it was trained."""
+    rng = random.Random(15)
+    pieces = [chr(c) for c in range(128)] + ["aB", "9:", "3 + x", "fooBar", ":-)", "^^^", "()", "</", "7km"]
+    for _ in range(300):
+        sample = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 400)))
+        plain = ["0" if t[0].isdigit() else t for t in map(str.lower, re.findall(r"\w+", sample))]
+        assert text_module._folded(sample) == plain
+        assert len(text_module._CAMEL.findall(sample)) == len(re.findall("[a-z][A-Z]", sample))
+        assert text_module._ARITHMETIC_ASCII.findall(sample) == text_module._ARITHMETIC.findall(sample)
+        for needles in (text_module._EMOTICONS, text_module._CODE_CHARS, text_module._SENTENCE_ENDS):
+            assert text_module._count_any(sample, needles) == sum(map(sample.count, needles))
+    # Text that is not ASCII takes the pattern: its digits and letters are words too.
+    assert text_module._folded("Straße ٣ Äpfel x²") == ["straße", "0", "äpfel", "x²"]
 
 
 def test_only_the_head_and_the_tail_of_a_long_text_count() -> None:

@@ -66,12 +66,17 @@ MEANING_PRIOR = 3
 
 def request_features(newest: str, context: str) -> set[str]:
     """The features of a request: its newest turn's, and its context's under ``c:`` (see the module)."""
-    features = featurize(newest)
+    own, from_context = _split_features(newest, context)
+    own.update(from_context)
+    return own
+
+
+def _split_features(newest: str, context: str) -> tuple[set[str], set[str]]:
+    """The newest turn's features and the context's, apart: each weight table is then intersected
+    with the side it can hold (a context weight is never among the turn's features)."""
     if not context:
-        features.add(NO_CONTEXT)
-        return features
-    features.update(["c:" + f for f in featurize(context[:CONTEXT_CHARS]) if not f.startswith("b:")])
-    return features
+        return featurize(newest), {NO_CONTEXT}
+    return featurize(newest), {"c:" + f for f in featurize(context[:CONTEXT_CHARS]) if not f.startswith("b:")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,26 +126,27 @@ class ScorerModel:
         object.__setattr__(self, "_blocks", blocks)
 
     def logit(self, features: set[str]) -> float:
-        own, context = self._sums(features)
+        """The logit of a request's features (``request_features``: the turn's and the context's)."""
+        own, context = self._sums(features, features)
         return self.bias + own + context
 
-    def _sums(self, features: set[str]) -> tuple[float, float]:
+    def _sums(self, own_features: set[str], context_features: set[str]) -> tuple[float, float]:
         """What the newest turn's features and the context's add to the logit."""
-        own = math.fsum(map(self._own.__getitem__, self._own.keys() & features))
-        context = math.fsum(map(self._context.__getitem__, self._context.keys() & features))
-        for block, value in self._meanings(features):
+        own = math.fsum(map(self._own.__getitem__, self._own.keys() & own_features))
+        context = math.fsum(map(self._context.__getitem__, self._context.keys() & context_features))
+        for block, value in self._meanings(own_features, context_features):
             if block.startswith(CONTEXT_MEANING):
                 context += value
             else:
                 own += value
         return own, context
 
-    def _meanings(self, features: set[str]) -> list[tuple[str, float]]:
+    def _meanings(self, own_features: set[str], context_features: set[str]) -> list[tuple[str, float]]:
         """Each meaning block's contribution: the mean of the weights of its words present, shrunk
         towards 0 by MEANING_PRIOR words of weight 0."""
         out = []
         for block, table in zip(MEANING_BLOCKS, self._blocks, strict=True):
-            hits = table.keys() & features
+            hits = table.keys() & (context_features if block.startswith("c:") else own_features)
             if hits:
                 mean = math.fsum(map(table.__getitem__, hits)) / (len(hits) + MEANING_PRIOR)
                 out.append((MEANING + block, mean))
@@ -148,14 +154,14 @@ class ScorerModel:
 
     def score(self, newest: str, context: str = "", *, explain: int = 0) -> Difficulty:
         """The request's difficulty; ``explain`` > 0 also lists that many features that pushed it most."""
-        features = request_features(newest, context)
-        own, from_context = self._sums(features)
+        own_features, context_features = _split_features(newest, context)
+        own, from_context = self._sums(own_features, context_features)
         value = _sigmoid(self.bias + own + from_context)
         if not explain:
             return Difficulty(value, from_context)
         weights = self.weights
-        weighted = [(f, weights[f]) for f in weights.keys() & features]
-        weighted.extend(self._meanings(features))
+        weighted = [(f, weights[f]) for f in weights.keys() & (own_features | context_features)]
+        weighted.extend(self._meanings(own_features, context_features))
         top = sorted(weighted, key=lambda fw: (-abs(fw[1]), fw[0]))[:explain]
         return Difficulty(value, from_context, tuple(Contribution(f, w) for f, w in top))
 
