@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gateway.routing import BackendView, RouteInput, decide, extract_features
+from gateway.routing import BackendView, RouteInput, decide, extract_features, lexicons
 from gateway.routing import text as text_module
 from gateway.routing.scorer import (
     FORMAT,
@@ -112,7 +112,7 @@ def test_the_fast_paths_read_what_the_plain_patterns_read() -> None:
         assert text_module._folded(sample) == plain
         assert len(text_module._CAMEL.findall(sample)) == len(re.findall("[a-z][A-Z]", sample))
         assert text_module._ARITHMETIC_ASCII.findall(sample) == text_module._ARITHMETIC.findall(sample)
-        for needles in (text_module._EMOTICONS, text_module._CODE_CHARS, text_module._SENTENCE_ENDS):
+        for needles in (lexicons.EMOTICONS, text_module._CODE_CHARS, text_module._SENTENCE_ENDS):
             assert text_module._count_any(sample, needles) == sum(map(sample.count, needles))
     # Text that is not ASCII takes the pattern: its digits and letters are words too.
     assert text_module._folded("Straße ٣ Äpfel x²") == ["straße", "0", "äpfel", "x²"]

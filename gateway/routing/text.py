@@ -16,15 +16,31 @@
 Only a window of the text is read: its first ``HEAD_CHARS`` and last ``TAIL_CHARS`` characters. An
 instruction sits at the start or the end of a long turn ("Summarise this: ...", "... Which ball does
 Bob hold?"), and the cost stays flat however long the turn is (the bench's 1 MB turn costs what an
-8,000-character one does). Everything here is one regular-expression pass for the words (linear: no
-nested repetition), ``str.count`` and set look-ups; the few other patterns run only on a window that
-holds the character they start with.
+8,000-character one does). Everything here is one pass for the words (``str.translate`` and ``split``
+on ASCII text, a regular expression otherwise; linear: no nested repetition), ``str.count`` and set
+look-ups; the few other patterns run only on a window that holds the character they start with. The
+word lists counted live in ``gateway.routing.lexicons``.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+
+from gateway.routing.lexicons import (
+    CODE_TERMS,
+    CODE_VERBS,
+    DOMAIN,
+    EMOTICONS,
+    LAUGHTER,
+    MATH_TERMS,
+    NOT_NAMES,
+    QUANTITY_AFTER,
+    QUANTITY_WORDS,
+    SOCIAL_TERMS,
+    TRANSFORM_TERMS,
+    UNITS,
+)
 
 __all__ = ["HEAD_CHARS", "TAIL_CHARS", "featurize", "split_payload"]
 
@@ -36,148 +52,6 @@ _TOKEN = re.compile(r"\w+")
 # ``split`` gives the tokens ``_TOKEN.findall`` does, in a third of the time (issue 15: the long turn's
 # 400 µs budget; the pattern builds a match per word, ``split`` only the strings).
 _NOT_WORD = "".join(c if c.isalnum() or c == "_" else " " for c in map(chr, range(128)))
-_UNITS = frozenset(
-    """km kg mg g m cm mm mi mile miles ft feet foot inch inches yd yard yards lb lbs pound pounds oz ounce
-    ounces l ml liter liters litre litres gallon gallons cup cups h hr hrs hour hours min mins minute
-    minutes s sec secs second seconds day days week weeks month months year years mph kmh percent degrees
-    degree euro euros dollar dollars cent cents people persons person workers students apples items km²
-    stunden stunde minuten tage jahre euro heures heure jours ans horas hora minutos días años metros
-    kilómetros kilometer meter metres meters""".split()
-)
-# Words that open a sentence or address the reader: a capitalised one is not a name.
-_NOT_NAMES = frozenset(
-    """the a an i what how why when where who which whose can could would should please is are do does
-    did if my in on at for to and or but so then now also yes no hi hello hey thanks thank ok okay this
-    that these those it its we you your our they there here let give tell write make explain describe
-    summarise summarize translate list find show help create draft rewrite plan is was be""".split()
-)
-# Domain lexicons, several languages: how many distinct words of each a text uses is a feature
-# (s:code_terms=2-3). Single words say little (a "library" may hold books), but a count learned against
-# counter-examples transfers to requests no training source wrote: a held-out source of code requests
-# shares few words with the others, and almost always two or more of these.
-_CODE_TERMS = frozenset(
-    """python javascript typescript java rust golang kotlin swift ruby php perl scala haskell elixir sql
-    postgres postgresql mysql sqlite mongodb redis bash shell powershell regex regexp api apis endpoint
-    endpoints function functions method methods class classes variable variables compiler compile bug bugs
-    debug debugging exception exceptions traceback stacktrace segfault react vue angular django flask
-    fastapi spring node nodejs npm pip docker dockerfile kubernetes k8s helm terraform git github json yaml
-    xml html css http https rest graphql grpc websocket database query queries index thread threads async
-    await asyncio coroutine goroutine mutex deadlock race cache algorithm recursion recursive array arrays
-    hashmap dict pointer pointers struct enum interface generic generics lambda closure callback refactor
-    refactoring unittest pytest jest linter runtime null undefined boolean integer string parser lexer
-    backend frontend microservice kafka nginx linux cli sdk jvm gc heap stack memoization complexity
-    vectorise vectorize parallelise parallelize serialize deserialize schema migration orm webpack
-    useeffect usestate hook hooks component components props pipeline cron scraper handler handlers
-    allocation allocations buffer buffering streaming unicode utf encoding timeout concurrency concurrent
-    multithreaded leak crash crashes repo repository jq csv cpu gpu ram latency throughput idempotent
-    sharding shard cli tui gui""".split()
-)
-_CODE_VERBS = frozenset(
-    """write implement refactor debug fix optimise optimize port rewrite parallelise parallelize deploy
-    compile profile vectorise vectorize code program script automate benchmark test""".split()
-)
-# The English list, then the same list translated into the languages the generators write (de, fr, es,
-# it, pt), term by term, leaving out translations that are everyday words ("rapport", "prueba", "razón",
-# "rayon", "radio", "Reihe", "Kreis"; "serie", which is a TV series: held out, it sent "¿Qué serie me
-# recomiendas?" to the autoregressive backend): a maths request in German should count its terms as
-# one in English does (issue 15: held out, multilingual word problems 84.5 -> 89.2 %).
-_MATH_TERMS = frozenset(
-    """prove proof proofs theorem lemma corollary integer integers prime primes divisible divisor divisors
-    remainder modulo mod equation equations polynomial polynomials derivative integral integrals
-    probability probabilities factorial factorize factorise sum sequence sequences series converge
-    converges convergence irrational rational root roots digit digits inequality maximum minimum
-    maximise maximize minimise minimize combinatorics permutations combinations matrix matrices
-    determinant eigenvalue vector vectors logarithm exponent exponential geometry triangle triangles
-    circle radius angle angles perimeter area volume fraction fractions percent ratio gcd lcm
-
-    beweise beweis beweisen zeige lemma korollar ganzzahl ganzzahlen ganze zahlen primzahl primzahlen
-    teilbar teiler rest gleichung gleichungen polynom polynome ableitung integral integrale
-    wahrscheinlichkeit wahrscheinlichkeiten fakultät faktorisiere summe folge konvergiert
-    konvergenz irrational rational wurzel wurzeln ziffer ziffern ungleichung maximum minimum maximiere
-    minimiere kombinatorik permutationen kombinationen matrix matrizen determinante eigenwert vektor
-    vektoren logarithmus exponent exponentiell geometrie dreieck dreiecke radius winkel
-    fläche flächeninhalt volumen bruch brüche prozent verhältnis ggt kgv
-
-    démontre démontrer démonstration preuve théorème lemme corollaire entier entiers premier premiers
-    divisible diviseur diviseurs reste équation équations polynôme polynômes dérivée intégrale intégrales
-    probabilité probabilités factorielle factoriser somme suite suites converge convergence
-    irrationnel rationnel racine racines chiffre chiffres inégalité maximiser minimiser combinatoire
-    combinaisons matrice déterminant vecteur vecteurs logarithme exposant exponentielle géométrie cercle
-    périmètre aire pourcentage pgcd ppcm
-
-    demuestra demostrar demostración teorema lema corolario entero enteros primo primos divisor divisores
-    resto módulo ecuación ecuaciones polinomio polinomios derivada integrales probabilidad probabilidades
-    factorizar suma sucesión sucesiones converge convergencia irracional racional raíz raíces
-    dígito dígitos cifra cifras desigualdad máximo mínimo maximizar minimizar combinatoria permutaciones
-    combinaciones matriz determinante autovalor vectores logaritmo exponente exponencial geometría
-    triángulo triángulos círculo ángulo ángulos perímetro área volumen fracción fracciones porcentaje
-    mcd mcm
-
-    dimostra dimostrare dimostrazione corollario intero interi primi divisibile divisore divisori
-    equazione equazioni polinomio polinomi derivata integrale integrali probabilità fattoriale
-    fattorizza somma successione successioni irrazionale razionale radice radici cifre disuguaglianza
-    massimo minimo massimizza minimizza permutazioni combinazioni matrice matrici autovalore vettore
-    vettori esponente esponenziale triangolo triangoli cerchio raggio angolo angoli perimetro frazione
-    frazioni percentuale numeri
-
-    demonstre demonstrar demonstração inteiro inteiros divisível equação equações polinômio polinómio
-    probabilidade fatorial fatorar soma sequência convergência raiz raízes algarismo algarismos
-    desigualdade permutações combinações matrizes vetor vetores expoente fração frações porcentagem mdc
-    mmc""".split()
-)
-_TRANSFORM_TERMS = frozenset(
-    """summarise summarize summary summarising summarizing tldr translate translation translating rewrite
-    rephrase paraphrase proofread shorten condense reformat reword polish bullet bullets outline
-    extract list
-    zusammenfassen zusammenfassung fasse übersetze übersetzen übersetzung umformulieren formuliere
-    korrigiere kürze résume résumer résumé traduis traduire traduction reformule reformuler corrige
-    raccourcis resume resumir resumen traduce traducir traducción reescribe reformula corrige acorta
-    riassumi riassunto traduci traduzione riformula resuma traduza reescreva""".split()
-)
-_DOMAIN = _CODE_TERMS | _MATH_TERMS
-_LAUGHTER = frozenset("haha hahaha hehe lol lmao omg xd xx yay ugh wow aww hmm jaja mdr".split())
-# Words of feeling, opinion and company, several languages: small talk is about how the speaker or the
-# listener is and what they like, a task about something to work out. A count pooled over languages
-# carries what English sources teach to a Spanish chat. No pets: "The dog is older than the cat" is
-# an ordering puzzle (held out, ordering puzzles 94 -> 90 % with them).
-_SOCIAL_TERMS = frozenset(
-    """feel feeling felt love loved like liked hate hated enjoy enjoyed favourite favorite fun funny
-    glad happy sad tired bored boring excited exciting lonely miss missed honestly weekend mood cute
-    awesome amazing lovely nice cool great terrible awful weird crazy friends friend family mum mom dad
-    boyfriend girlfriend husband wife kids think thought opinion guess hope wish
-    gefühl fühle liebe mag hasse spaß lustig froh glücklich traurig müde langweilig aufgeregt
-    wochenende freunde freund familie mama papa denke meinung hoffe
-    sens aime adore déteste amusant drôle content heureux heureuse triste fatigué fatiguée ennuie
-    weekend amis ami famille maman papa pense avis espère
-    siento encanta gusta odio divertido feliz triste cansado cansada aburrido emocionado finde amigos
-    amigo familia mamá papá pienso opinión ojalá
-    sento piace adoro odio divertente felice triste stanco stanca noioso amici amico famiglia mamma
-    penso spero
-    sinto adoro gosto odeio divertido feliz cansado cansada chato amigos amigo família mãe pai
-    acho espero""".split()
-)
-# Asking for a quantity, a time or a count: "how many", "wie viele", "combien", "cuántos". The word after
-# each cue word is looked up (the pairs of the turn are not all built for the pasted text).
-_QUANTITY_AFTER = {
-    "how": frozenset("many much long far old fast often big tall heavy late early".split()),
-    "what": frozenset("time day year age percentage fraction".split()),
-    # The same questions in German, French, Spanish, Italian and Portuguese.
-    "wie": frozenset("viele viel lange weit alt oft schnell groß schwer spät früh".split()),
-    "welcher": frozenset("tag wochentag".split()),
-    "welche": frozenset("uhrzeit".split()),
-    "quelle": frozenset("heure".split()),
-    "quel": frozenset("jour âge pourcentage".split()),
-    "qué": frozenset("hora día edad porcentaje".split()),
-    "que": frozenset("hora horas día dia idade".split()),
-    "che": frozenset("ora giorno".split()),
-    "quale": frozenset("giorno percentuale".split()),
-    "qual": frozenset("dia idade".split()),
-}
-_QUANTITY_WORDS = frozenset(
-    """combien cuánto cuánta cuántos cuántas cuanto cuantos quanto quanta quanti quante quantos quantas
-    wieviel wieviele""".split()
-)
-_EMOTICONS = (":)", ":(", ":D", ";)", ":P", "<3", ":-)", "^^")
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 # Patterns that start with a literal character: ``re`` skips to each occurrence of it in C, where a
 # pattern that starts with a class (``\d``, ``[a-z]``) is tried at every position, ~10 µs each on a
@@ -342,30 +216,30 @@ def _shape(text: str, folded: list[str], out: set[str]) -> None:
     # C++, C# and F# lose their sign to the word pattern: count them here.
     signed = int("++" in text or ("#" in text and ("C#" in text or "c#" in text or "F#" in text)))
     counts = {
-        "code_terms": len(distinct & _CODE_TERMS) + signed,
-        "code_verbs": len(distinct & _CODE_VERBS),
-        "math_terms": len(distinct & _MATH_TERMS),
-        "transform_terms": len(distinct & _TRANSFORM_TERMS),
+        "code_terms": len(distinct & CODE_TERMS) + signed,
+        "code_verbs": len(distinct & CODE_VERBS),
+        "math_terms": len(distinct & MATH_TERMS),
+        "transform_terms": len(distinct & TRANSFORM_TERMS),
         # Code or maths at all: a linear model cannot say "code terms OR maths terms" with two counts.
-        "domain_terms": len(distinct & _DOMAIN) + signed,
+        "domain_terms": len(distinct & DOMAIN) + signed,
     }
     for name, count in counts.items():
         out.add(f"s:{name}=" + _bucket(count, (1, 2, 4)))
     # The register of chat: exclamations, laughter, emoticons and emoji. Small talk that mentions numbers
     # and names ("slept 5 hours because Priya kept texting") read as a puzzle without it (issue 15:
     # held out, a third of a rambling small-talk source went to the autoregressive backend).
-    chatty = text.count("!") + len(distinct & _LAUGHTER) + _count_any(text, _EMOTICONS)
+    chatty = text.count("!") + len(distinct & LAUGHTER) + _count_any(text, EMOTICONS)
     if not text.isascii():
         chatty += len(_EMOJI.findall(text))
     out.add("s:chatty=" + _bucket(chatty, (1, 2, 4)))
-    out.add("s:social_terms=" + _bucket(len(distinct & _SOCIAL_TERMS), (1, 2, 4)))
-    quantity = len(distinct & _QUANTITY_WORDS)
-    for cue in distinct & _QUANTITY_AFTER.keys():
-        quantity += _followed_by(folded, cue, _QUANTITY_AFTER[cue])
+    out.add("s:social_terms=" + _bucket(len(distinct & SOCIAL_TERMS), (1, 2, 4)))
+    quantity = len(distinct & QUANTITY_WORDS)
+    for cue in distinct & QUANTITY_AFTER.keys():
+        quantity += _followed_by(folded, cue, QUANTITY_AFTER[cue])
     out.add("s:asks_quantity=" + _bucket(quantity, (1, 2)))
     numbers = folded.count("0")
     out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
-    names = [t for t in set(_MID_CAPITAL.findall(text)) if t.lower() not in _NOT_NAMES]
+    names = [t for t in set(_MID_CAPITAL.findall(text)) if t.lower() not in NOT_NAMES]
     if len(names) >= 5 and len(distinct) >= 30 and 4 * len(names) > len(distinct):
         # A quarter of the words capitalised is German nouns, not a cast of characters: a German text
         # to summarise had "s:names=5+", the mark of a puzzle.
@@ -374,10 +248,10 @@ def _shape(text: str, folded: list[str], out: set[str]) -> None:
         out.add("s:names=" + _bucket(len(names), (1, 2, 3, 5)))
     if numbers:
         if numbers * 8 < len(folded):  # a few numbers: find each (see _followed_by)
-            units = _followed_by(folded, "0", _UNITS)
+            units = _followed_by(folded, "0", UNITS)
         else:  # many: the word after each number, in one pass in C
             after = itertools.compress(folded[1:], map("0".__eq__, folded))
-            units = sum(map(_UNITS.__contains__, after))
+            units = sum(map(UNITS.__contains__, after))
         out.add("s:with_unit=" + _bucket(units, (1, 2, 3)))
         # Each pattern runs only when the text holds what it needs: a pattern that starts with a digit
         # class is tried at every position, 10-20 µs a pattern on a 1,600-character window.
