@@ -1,9 +1,12 @@
 """How long the routing decision takes: feature extraction, the difficulty score and the decision.
 
-    python3 bench/routing_bench.py [--iterations N] [--json FILE]
+    python3 bench/routing_bench.py [--iterations N] [--json FILE] [--rebuild-varied]
 
 Cases: a one-line chat turn, a code request, a maths word problem, an 8,000-character turn (one
-paragraph repeated, and varied requests one after another), an agent
+paragraph repeated, and varied requests one after another: bench/data/varied_turn.txt, drawn once
+from this project's generators and kept, so that a new generator does not change the bench's input;
+English with some French, Italian, Spanish and Portuguese, so not all ASCII, like real traffic;
+``--rebuild-varied`` draws it anew), an agent
 conversation with a long history (200 turns, tool calls and results, about 100 kB of text), and
 adversarial turns (issue 15): 8,000 characters of "SELECT a " (the pattern that was quadratic), a long
 run of one repeated keyword, unbalanced code fences, 1 MB of one character, 1 MB of digits and colons.
@@ -19,6 +22,7 @@ import platform
 import random
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -69,6 +73,9 @@ _PROSE = (
 )
 
 
+VARIED = Path(__file__).resolve().parent / "data" / "varied_turn.txt"
+
+
 def varied_prose(chars: int = 7960) -> str:
     """8,000 characters of requests from this project's generators, one after another: the repeated
     paragraph above has 34 distinct words, a real long turn has hundreds (more features to look up)."""
@@ -91,7 +98,7 @@ CASES = {
         "A train leaves at 9:40 and the trip takes 2 h 35 min with a 20 min stop. When does it arrive?"
     ),
     "8,000-char turn": turn((_PROSE * 40)[:7960] + " Summarise this."),
-    "8,000-char turn, varied": turn(varied_prose()),
+    "8,000-char turn, varied": turn(VARIED.read_text(encoding="utf-8")),
     "agent (200 turns)": long_history(),
     "adv: SELECT a x 8,000 chars": turn(("SELECT a " * 1000)[:8000]),
     "adv: repeated keyword": turn("prove " * 20_000),
@@ -124,7 +131,11 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=5000)
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--model", default="default", help="a model file (default: the shipped one)")
+    parser.add_argument("--rebuild-varied", action="store_true", help=f"draw {VARIED.name} anew, then run")
     args = parser.parse_args()
+    if args.rebuild_varied:
+        VARIED.write_text(varied_prose(), encoding="utf-8")
+        CASES["8,000-char turn, varied"] = turn(VARIED.read_text(encoding="utf-8"))
     machine = f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
     results = {}
     scorer = load_model(args.model)
