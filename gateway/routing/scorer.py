@@ -108,8 +108,8 @@ class ScorerModel:
     # meaning weights one table per block keyed by feature name ("w:deploy"). Scoring intersects each
     # table with the features of the side it reads (the turn's or the context's): a set operation in C
     # over the smaller side (the request's few hundred features), where a Python loop over them cost
-    # ~40 µs of a long turn's 400 µs budget (issue 15). The sums are math.fsum, exact, so a request scores the same whatever order the set
-    # iterates in (it changes with each process's hash seed).
+    # ~40 µs of a long turn's 400 µs budget (issue 15). The sums are math.fsum, exact, so a request
+    # scores the same whatever order the set iterates in (it changes with each process's hash seed).
     _own: dict[str, float] = field(init=False, repr=False, compare=False)
     _context: dict[str, float] = field(init=False, repr=False, compare=False)
     _blocks: tuple[dict[str, float], ...] = field(init=False, repr=False, compare=False)
