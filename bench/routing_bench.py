@@ -9,7 +9,8 @@ English with some French, Italian, Spanish and Portuguese, so not all ASCII, lik
 ``--rebuild-varied`` draws it anew), an agent
 conversation with a long history (200 turns, tool calls and results, about 100 kB of text), and
 adversarial turns (issue 15): 8,000 characters of "SELECT a " (the pattern that was quadratic), a long
-run of one repeated keyword, unbalanced code fences, 1 MB of one character, 1 MB of digits and colons.
+run of one repeated keyword, unbalanced code fences, 1 MB of one character, 1 MB of digits and colons,
+1 MB of one emoji.
 Reports the median, p99 and max over N runs of each, in microseconds, on this machine, with the shipped
 scorer model loaded as the gateway loads it. Budget (issue 15): median <= 100 µs for a one-turn chat,
 <= 400 µs for an 8,000-character turn, and every adversarial case under 1 ms.
@@ -107,6 +108,8 @@ CASES = {
     "adv: backticked words": turn("`word` " * 2000),
     "adv: 1 MB of one character": turn("a" * 1_000_000),
     "adv: 1 MB of digits and colons": turn("9:" * 500_000),
+    # Text that is neither ASCII nor Latin-1 takes the word pattern and the emoji count (text.py).
+    "adv: 1 MB of one emoji": turn("\U0001f600" * 1_000_000),
 }
 
 
