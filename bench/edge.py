@@ -3,6 +3,7 @@
     python3 bench/edge.py              # full run (about 20 minutes), JSON in bench/results/edge.json
     python3 bench/edge.py --quick      # a short smoke run (a minute)
     python3 bench/edge.py --parts E    # one part (here: the CPU one slow connection costs)
+    python3 bench/edge.py --parts B --pin   # the gateway alone on one core, the clients on the rest
 
 Everything runs on 127.0.0.1: a zero-delay fake upstream (bench/fake_upstream.py), ``gateway serve`` in
 a subprocess, wrk (Debian package) for normal traffic, and the abusive clients in this process.
@@ -59,7 +60,12 @@ from run import BODY, Process, free_port, new_key, wrk  # noqa: E402
 
 
 def start_gateway(
-    stack: ExitStack, tmp: Path, upstream: str, edge: dict[str, Any], workers: int = 1
+    stack: ExitStack,
+    tmp: Path,
+    upstream: str,
+    edge: dict[str, Any],
+    workers: int = 1,
+    cpus: set[int] | None = None,
 ) -> tuple[str, str, str, Process]:
     """``gateway serve`` with an operator listener (metrics while the main one is busy); returns the
     main URL, the operator URL, a key, and the process. The key file is ``keys-<port>.yaml`` in ``tmp``
@@ -96,7 +102,9 @@ def start_gateway(
     path.write_text(yaml.safe_dump(config))
     url = f"http://127.0.0.1:{port}"
     proc = Process(
-        [sys.executable, "-m", "gateway", "serve", "--config", str(path), "--workers", str(workers)], url
+        [sys.executable, "-m", "gateway", "serve", "--config", str(path), "--workers", str(workers)],
+        url,
+        cpus=cpus,
     )
     stack.callback(proc.stop)
     return url, f"http://127.0.0.1:{operator}", key, proc
@@ -312,6 +320,12 @@ def main() -> None:
         help="pairs of windows (alone, beside the slow clients) per mix (default 3; quick: 1)",
     )
     parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="parts B and C: the gateway on the first core alone, the fake upstream, wrk and the slow "
+        "clients on the others, as when the clients are other machines (Linux)",
+    )
+    parser.add_argument(
         "--mixes",
         default="head+body,head+body+unread_stream",
         help="slow-client mixes for part B, comma-separated (kinds: head, body, unread_stream)",
@@ -340,14 +354,28 @@ def main() -> None:
         "load": os.getloadavg(),
     }
     print(f"machine: {results['machine']}; load average at start {results['load'][0]:.1f}")
-    print(f"edge settings: {edge}; slow clients send a byte every {trickle:g} s\n")
+    print(f"edge settings: {edge}; slow clients send a byte every {trickle:g} s")
+    everywhere = os.sched_getaffinity(0)
+    gateway_cpus: set[int] | None = None
+    if args.pin:
+        # On a shared machine the slow clients, wrk and the upstream take CPU from the cores the gateway
+        # runs on, which in a deployment they would not (the clients are elsewhere): pinned, a window's
+        # requests/s measures what the abuse costs the gateway itself.
+        if len(everywhere) < 2:
+            parser.error("--pin needs two cores at least")
+        gateway_cpus = {min(everywhere)}
+        os.sched_setaffinity(0, everywhere - gateway_cpus)  # this process and what it starts after
+        rest = sorted(everywhere - gateway_cpus)
+        print(f"pinned: the gateway on core {min(everywhere)}, everything else on {rest}")
+    results["pinned"] = bool(args.pin)
+    print()
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-edge-") as tmpdir:
         tmp = Path(tmpdir)
         fake_port = free_port()
         fake = f"http://127.0.0.1:{fake_port}"
         upstream = Process([sys.executable, str(BENCH / "fake_upstream.py"), "--port", str(fake_port)], fake)
         stack.callback(upstream.stop)
-        url, operator, key, proc = start_gateway(stack, tmp, fake, edge)
+        url, operator, key, proc = start_gateway(stack, tmp, fake, edge, cpus=gateway_cpus)
         port = int(url.rsplit(":", 1)[1])
 
         if "B" in args.parts:
@@ -424,6 +452,7 @@ def main() -> None:
                 "end": end,
             }
 
+    os.sched_setaffinity(0, everywhere)  # parts D and E share the cores as before
     if "D" in args.parts:
         workers_part(results, 3 if quick else 10)
     if "E" in args.parts:

@@ -71,9 +71,22 @@ def free_port() -> int:
 
 
 class Process:
-    def __init__(self, args: list[str], ready_url: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        ready_url: str,
+        env: dict[str, str] | None = None,
+        cpus: set[int] | None = None,
+    ) -> None:
+        # cpus: the cores the process may run on, set in the child before it execs, so every thread it
+        # starts inherits them (edge.py --pin).
+        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
         self.proc = subprocess.Popen(
-            args, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            args,
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=pin,  # only with cpus, set before any thread of the bench's own starts
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
