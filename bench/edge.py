@@ -66,6 +66,7 @@ def start_gateway(
     edge: dict[str, Any],
     workers: int = 1,
     cpus: set[int] | None = None,
+    loop: str = "asyncio",
 ) -> tuple[str, str, str, Process]:
     """``gateway serve`` with an operator listener (metrics while the main one is busy); returns the
     main URL, the operator URL, a key, and the process. The key file is ``keys-<port>.yaml`` in ``tmp``
@@ -74,7 +75,7 @@ def start_gateway(
     keys = tmp / f"keys-{port}.yaml"
     key = new_key(keys)
     config = {
-        "server": {"host": "127.0.0.1", "port": port, "log_level": "warning"},
+        "server": {"host": "127.0.0.1", "port": port, "log_level": "warning", "loop": loop},
         "backends": [
             {
                 "name": "diffusion",
@@ -326,6 +327,12 @@ def main() -> None:
         "clients on the others, as when the clients are other machines (Linux)",
     )
     parser.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="parts B and C: the gateway's event loop (server.loop)",
+    )
+    parser.add_argument(
         "--mixes",
         default="head+body,head+body+unread_stream",
         help="slow-client mixes for part B, comma-separated (kinds: head, body, unread_stream)",
@@ -368,6 +375,7 @@ def main() -> None:
         rest = sorted(everywhere - gateway_cpus)
         print(f"pinned: the gateway on core {min(everywhere)}, everything else on {rest}")
     results["pinned"] = bool(args.pin)
+    results["loop"] = args.loop
     print()
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-edge-") as tmpdir:
         tmp = Path(tmpdir)
@@ -375,7 +383,7 @@ def main() -> None:
         fake = f"http://127.0.0.1:{fake_port}"
         upstream = Process([sys.executable, str(BENCH / "fake_upstream.py"), "--port", str(fake_port)], fake)
         stack.callback(upstream.stop)
-        url, operator, key, proc = start_gateway(stack, tmp, fake, edge, cpus=gateway_cpus)
+        url, operator, key, proc = start_gateway(stack, tmp, fake, edge, cpus=gateway_cpus, loop=args.loop)
         port = int(url.rsplit(":", 1)[1])
 
         if "B" in args.parts:
