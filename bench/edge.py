@@ -362,9 +362,10 @@ def main() -> None:
     }
     print(f"machine: {results['machine']}; load average at start {results['load'][0]:.1f}")
     print(f"edge settings: {edge}; slow clients send a byte every {trickle:g} s")
-    everywhere = os.sched_getaffinity(0)
     gateway_cpus: set[int] | None = None
+    everywhere: set[int] = set()
     if args.pin:
+        everywhere = os.sched_getaffinity(0)  # Linux only, as /proc read here
         # On a shared machine the slow clients, wrk and the upstream take CPU from the cores the gateway
         # runs on, which in a deployment they would not (the clients are elsewhere): pinned, a window's
         # requests/s measures what the abuse costs the gateway itself.
@@ -463,7 +464,8 @@ def main() -> None:
                 "end": end,
             }
 
-    os.sched_setaffinity(0, everywhere)  # parts D and E share the cores as before
+    if args.pin:
+        os.sched_setaffinity(0, everywhere)  # parts D and E share the cores as before
     if "D" in args.parts:
         workers_part(results, 3 if quick else 10)
     if "E" in args.parts:
