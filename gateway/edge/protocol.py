@@ -29,7 +29,7 @@ import asyncio
 from typing import Any
 
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HIGH_WATER_LIMIT, HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from gateway.edge.deadlines import Deadlines
@@ -131,6 +131,24 @@ class EdgeProtocol(HttpToolsProtocol):
         super().on_headers_complete()
         if self.edge is not None:
             self._arm("body", self.edge.settings.body_timeout)
+
+    def on_body(self, body: bytes) -> None:
+        cycle = self.cycle
+        if (
+            self.edge is None
+            or cycle.response_complete
+            or (self.parser.should_upgrade() and self._should_upgrade())
+        ):
+            super().on_body(body)
+            return
+        # uvicorn wakes the app for every piece of body that arrives; the gateway reads a body whole (it is
+        # JSON), so a body sent a byte at a time woke the app, and ran starlette's receive chain, for each
+        # byte. The app is woken when the body is complete (on_message_complete), when the buffer reaches
+        # uvicorn's high-water mark (reading pauses until the app drains it), or when the client leaves.
+        cycle.body += body
+        if len(cycle.body) > HIGH_WATER_LIMIT:
+            self.flow.pause_reading()
+            cycle.message_event.set()
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
