@@ -17,7 +17,8 @@ byte now and then, holds its connection (and a file descriptor) for ever. Here, 
   not. Without it a small answer to a client that never reads kept its connection for ever: uvicorn's
   close after the keep-alive timeout waits for the buffer to drain, which never happens;
 * a **cap** on open connections (``EdgeState.admit``): past it a new connection gets a 503 without being
-  read and is closed, while established ones carry on. The operator listener has its own cap.
+  read and is closed, while established ones carry on. The operator listener has its own cap;
+* a request **body handed to the app whole** (``on_body``), not a wake-up of the app per piece.
 
 The request deadlines share one timer per event loop (gateway/edge/deadlines.py): arming and disarming
 one is a set operation, nothing per byte.
