@@ -1,6 +1,8 @@
-"""The edge protocol (gateway/edge/protocol.py) hands the app a request body whole: uvicorn's own protocol
-wakes the app for every piece that arrives, which a client sending a byte at a time turns into a task step
-per byte. Bytes are fed to the protocol on a real event loop through a recording transport; no sockets."""
+"""The edge protocol (gateway/edge/protocol.py) starts the app once a request's body is in and hands it the
+body whole: uvicorn's own protocol starts the app at the headers and wakes it for every piece of body that
+arrives, which a client sending a byte at a time, or never finishing, turns into a task per connection and
+a task step per byte. Bytes are fed to the protocol on a real event loop through a recording transport;
+no sockets."""
 
 from __future__ import annotations
 
@@ -55,10 +57,12 @@ class BodyRecorder:
     def __init__(self) -> None:
         self.edge = EdgeState(EdgeSettings(), 100, Metrics(CollectorRegistry(), ["b"]), self)
         self.messages: list[tuple[int, bool]] = []
+        self.started = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        self.started += 1
         total = 0
         while True:
             message = await receive()
@@ -119,15 +123,63 @@ def test_a_body_past_the_high_water_mark_comes_in_parts_and_reading_resumes() ->
     assert transport.written.endswith(b"\r\n\r\n%d" % len(body))
 
 
-def test_a_client_that_leaves_mid_body_is_a_disconnect_for_the_waiting_app() -> None:
+def test_the_app_starts_only_once_the_body_is_in() -> None:
     app = BodyRecorder()
 
     async def run() -> None:
-        _, protocol = await _serve(app, [_head(100), b"0123456789"])
-        assert app.messages == []  # the app waits for the rest of the body
-        protocol.connection_lost(None)
-        for _ in range(5):
+        transport, protocol = await _serve(app, [_head(20), b"0123456789"])
+        assert app.started == 0  # half the body: no task, no middleware, no authentication yet
+        protocol.data_received(b"abcdefghij")
+        for _ in range(20):
             await asyncio.sleep(0)
+        assert app.started == 1
+        assert transport.written.endswith(b"\r\n\r\n20")
 
     asyncio.run(run())
-    assert app.messages == [(-1, False)]
+    assert app.messages == [(20, False)]
+
+
+def test_a_client_that_leaves_mid_body_never_reaches_the_app() -> None:
+    app = BodyRecorder()
+
+    async def run() -> None:
+        transport, protocol = await _serve(app, [_head(100), b"0123456789"])
+        protocol.connection_lost(None)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert transport.written == b""
+
+    asyncio.run(run())
+    assert app.started == 0 and app.messages == []
+
+
+def test_a_body_whose_deadline_passes_gets_408_and_never_reaches_the_app() -> None:
+    app = BodyRecorder()
+
+    async def run() -> None:
+        transport, protocol = await _serve(app, [_head(100), b"0123456789"])
+        protocol.deadline_passed()  # as the edge's timer calls it
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert transport.written.startswith(b"HTTP/1.1 408 ") and transport.closed
+
+    asyncio.run(run())
+    assert app.started == 0
+
+
+def test_expect_100_continue_starts_the_app_at_the_head() -> None:
+    """Such a client sends its body only after the 100, which uvicorn writes when the app first reads."""
+    app = BodyRecorder()
+    head = b"POST /x HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"
+
+    async def run() -> None:
+        transport, protocol = await _serve(app, [head])
+        assert app.started == 1
+        assert transport.written == b"HTTP/1.1 100 Continue\r\n\r\n"
+        protocol.data_received(b"hello")
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert transport.written.endswith(b"\r\n\r\n5")
+
+    asyncio.run(run())
+    assert app.messages == [(5, False)]

@@ -18,7 +18,9 @@ byte now and then, holds its connection (and a file descriptor) for ever. Here, 
   close after the keep-alive timeout waits for the buffer to drain, which never happens;
 * a **cap** on open connections (``EdgeState.admit``): past it a new connection gets a 503 without being
   read and is closed, while established ones carry on. The operator listener has its own cap;
-* a request **body handed to the app whole** (``on_body``), not a wake-up of the app per piece.
+* a request **body handed to the app whole** (``on_body``), not a wake-up of the app per piece;
+* the app **started once the body is in** (``_start_asgi_task``), as nginx buffers a request before it
+  proxies it: a body that never arrives costs the gateway no task, no authentication, no log line.
 
 The request deadlines share one timer per event loop (gateway/edge/deadlines.py): arming and disarming
 one is a set operation, nothing per byte.
@@ -31,7 +33,7 @@ from typing import Any
 
 from uvicorn.config import Config
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.server import ServerState
 
 from gateway.edge.deadlines import Deadlines
@@ -79,6 +81,8 @@ class EdgeProtocol(HttpToolsProtocol):
         self._phase = ""
         self._listener: str | None = None  # set once the connection is counted in
         self._refused = False
+        # A request whose app waits for its body to arrive (at most one: see _start_asgi_task).
+        self._waiting: tuple[RequestResponseCycle, Any] | None = None
 
     # ---- the connection ---------------------------------------------------------------------------------
 
@@ -114,6 +118,7 @@ class EdgeProtocol(HttpToolsProtocol):
         if self._listener is not None and self.edge is not None:
             self.edge.release(self._listener)
             self._listener = None
+        self._waiting = None  # its client left before the body was in: nothing to answer
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -151,10 +156,35 @@ class EdgeProtocol(HttpToolsProtocol):
         if len(cycle.body) > HIGH_WATER_LIMIT:
             self.flow.pause_reading()
             cycle.message_event.set()
+            self._start_waiting()  # a large body: the app reads it in parts (and may refuse it early)
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._disarm()
+        self._start_waiting()
+
+    # ---- starting the app ----------------------------------------------------------------------------------
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+        # uvicorn starts the app as soon as the headers are in (on_headers_complete, or on_response_complete
+        # for a pipelined request). A client that then trickles its body, or never sends it, cost a task
+        # running the whole middleware chain and authentication, waiting, and at the deadline a 499 in the
+        # request log and the usage ledger: a log line and a database row per slow connection an attacker
+        # opens. Here the app starts when the body is complete (on_message_complete: in the same read for
+        # almost every request, head and body arrive together), when it passes the high-water mark, or
+        # never, if the client leaves or its body deadline passes first (408, counted at the edge).
+        # Not for `Expect: 100-continue`: that client sends its body only once the app asks for it.
+        if self.edge is None or not cycle.more_body or cycle.waiting_for_100_continue:
+            super()._start_asgi_task(cycle, app)
+            return
+        if self._waiting is not None:  # cannot happen (one request is read at a time), but never lose one
+            self._start_waiting()
+        self._waiting = (cycle, app)
+
+    def _start_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            super()._start_asgi_task(*waiting)
 
     # ---- writing to a client that does not read ----------------------------------------------------------
 
@@ -229,6 +259,7 @@ class EdgeProtocol(HttpToolsProtocol):
             cycle.keep_alive = False
             return
         self.edge.closed_by_deadline(self._phase)
+        self._waiting = None  # a body that did not arrive in time: its app never starts
         if cycle is not None and not cycle.response_complete:
             # The app waiting for this body sees the client gone; anything it sends is dropped.
             cycle.disconnected = True
