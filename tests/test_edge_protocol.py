@@ -183,3 +183,44 @@ def test_expect_100_continue_starts_the_app_at_the_head() -> None:
 
     asyncio.run(run())
     assert app.messages == [(5, False)]
+
+
+def test_the_slow_clients_line_names_the_addresses_behind_most_of_them(monkeypatch, caplog) -> None:
+    """A body that never arrives is never authenticated: its address is the only "who" an operator gets."""
+    import types
+
+    import gateway.edge.state as state_module
+
+    clock = [1000.0]
+    monkeypatch.setattr(state_module, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    edge = BodyRecorder().edge
+    with caplog.at_level("WARNING", logger="gateway.edge"):
+        edge.closed_by_deadline("body", "10.0.0.1")  # the first one is logged at once
+        for i in range(12):
+            edge.closed_by_deadline("header", f"10.0.1.{i % 7}")
+        edge.admit("main", "10.0.0.9")  # under the cap: counted in, not a slow client
+        clock[0] += 10.0
+        edge.closed_by_deadline("header", "10.0.1.0")
+    lines = [r for r in caplog.records if r.getMessage() == "slow or refused clients"]
+    assert len(lines) == 2
+    assert lines[0].fields["top_clients"] == {"10.0.0.1": 1}
+    second = lines[1].fields
+    assert second["closed_header_deadline"] == 13
+    assert second["clients"] == 7
+    assert len(second["top_clients"]) == 5
+    assert second["top_clients"]["10.0.1.0"] == 3  # i = 0 and 7, and the last one
+
+
+def test_a_deadline_names_the_client_address() -> None:
+    app = BodyRecorder()
+    noted: list[tuple[str, str | None]] = []
+
+    async def run() -> None:
+        _, protocol = await _serve(app, [_head(100), b"0123456789"])
+        assert protocol.edge is not None
+        record = lambda phase, client=None: noted.append((phase, client))  # noqa: E731
+        protocol.edge.closed_by_deadline = record  # type: ignore[method-assign]
+        protocol.deadline_passed()
+
+    asyncio.run(run())
+    assert noted == [("body", "127.0.0.1")]

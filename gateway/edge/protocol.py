@@ -64,6 +64,11 @@ _REFUSED_503 = _raw_response(
 )
 
 
+def _host(address: Any) -> str | None:
+    """The host of a socket address as asyncio and uvicorn give it (a tuple; None for a Unix socket)."""
+    return str(address[0]) if isinstance(address, tuple) and address else None
+
+
 class EdgeProtocol(HttpToolsProtocol):
     def __init__(
         self,
@@ -94,7 +99,7 @@ class EdgeProtocol(HttpToolsProtocol):
         sockname = transport.get_extra_info("sockname")
         port = sockname[1] if isinstance(sockname, tuple) and len(sockname) >= 2 else None
         listener = edge.listener(port)
-        if not edge.admit(listener):
+        if not edge.admit(listener, _host(transport.get_extra_info("peername"))):
             # Refused before a byte is read: cheap, and the established connections are unaffected.
             self._refused = True
             self.transport = transport
@@ -220,7 +225,7 @@ class EdgeProtocol(HttpToolsProtocol):
         if unsent < self._unsent:
             self._watch_sending()  # the client reads, however slowly: it gets another period
             return
-        self.edge.closed_by_deadline("send")
+        self.edge.closed_by_deadline("send", _host(self.client))
         # The answer cannot be delivered; aborting (close would wait for the buffer to drain) is what
         # frees the connection and stops a backend stream (the relay sees the disconnect).
         transport.abort()
@@ -258,7 +263,7 @@ class EdgeProtocol(HttpToolsProtocol):
             # in): never cut it; the connection closes when it ends.
             cycle.keep_alive = False
             return
-        self.edge.closed_by_deadline(self._phase)
+        self.edge.closed_by_deadline(self._phase, _host(self.client))
         self._waiting = None  # a body that did not arrive in time: its app never starts
         if cycle is not None and not cycle.response_complete:
             # The app waiting for this body sees the client gone; anything it sends is dropped.

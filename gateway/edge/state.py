@@ -4,6 +4,7 @@ and the counters it reports to."""
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import time
 from typing import Any
@@ -21,6 +22,10 @@ log = logging.getLogger("gateway.edge")
 # Seconds between two log lines about slow or refused clients: under abuse there are thousands a second,
 # and one line with the counts says as much (the metrics have them exactly).
 _LOG_EVERY = 10.0
+# The line names the client addresses behind most of them (what an operator blocks), counted per line in
+# a dict bounded for a flood from many addresses; past the bound, a new address is only in the total.
+_TOP_CLIENTS = 5
+_MAX_CLIENTS = 10_000
 
 OPERATOR_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 # Set in the ASGI scope of requests that came in on the operator listener.
@@ -42,6 +47,7 @@ class EdgeState:
             self.operator_ports.add(settings.operator_port)
         self.operator_app: ASGIApp = _OperatorOnly(app)
         self._unlogged: dict[str, int] = {}
+        self._clients: dict[str, int] = {}  # by client address, since the last line
         self._logged_at = 0.0
         self._tick = min(_DEADLINE_TICK, settings.header_timeout / 4, settings.body_timeout / 4)
         self._deadlines: Deadlines | None = None
@@ -58,12 +64,12 @@ class EdgeState:
     def listener(self, local_port: int | None) -> str:
         return "operator" if local_port in self.operator_ports else "main"
 
-    def admit(self, listener: str) -> bool:
+    def admit(self, listener: str, client: str | None = None) -> bool:
         """Count a new connection in, or say it must be refused (the listener is at its cap)."""
         cap = self.cap if listener == "main" else self.settings.operator_max_connections
         if self.open[listener] >= cap:
             self._refused[listener].inc()
-            self._note(f"refused_{listener}")
+            self._note(f"refused_{listener}", client)
             return False
         self.open[listener] += 1
         self._open[listener].inc()
@@ -73,9 +79,9 @@ class EdgeState:
         self.open[listener] -= 1
         self._open[listener].dec()
 
-    def closed_by_deadline(self, phase: str) -> None:
+    def closed_by_deadline(self, phase: str, client: str | None = None) -> None:
         self._closed[phase].inc()
-        self._note(f"closed_{phase}_deadline")
+        self._note(f"closed_{phase}_deadline", client)
 
     def deadlines(self, loop: asyncio.AbstractEventLoop) -> Deadlines:
         """The request deadlines' timer on ``loop`` (one per worker process; tests start servers on
@@ -85,13 +91,23 @@ class EdgeState:
             current = self._deadlines = Deadlines(loop, self._tick)
         return current
 
-    def _note(self, event: str) -> None:
+    def _note(self, event: str, client: str | None) -> None:
         self._unlogged[event] = self._unlogged.get(event, 0) + 1
+        # Slow bodies never reach authentication (protocol.py starts the app once the body is in), so the
+        # address is the only "who" there is for them; behind a load balancer it is the balancer's.
+        clients = self._clients
+        if client is not None and (client in clients or len(clients) < _MAX_CLIENTS):
+            clients[client] = clients.get(client, 0) + 1
         now = time.monotonic()
         if now - self._logged_at >= _LOG_EVERY:
             fields: dict[str, object] = {**self._unlogged, "open": self.open["main"], "cap": self.cap}
+            if clients:
+                top = heapq.nlargest(_TOP_CLIENTS, clients.items(), key=lambda item: item[1])
+                fields["top_clients"] = dict(top)
+                fields["clients"] = len(clients)
             log.warning("slow or refused clients", extra={"fields": fields})
             self._unlogged.clear()
+            clients.clear()
             self._logged_at = now
 
 
