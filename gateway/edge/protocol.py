@@ -99,8 +99,10 @@ class EdgeProtocol(HttpToolsProtocol):
         sockname = transport.get_extra_info("sockname")
         port = sockname[1] if isinstance(sockname, tuple) and len(sockname) >= 2 else None
         listener = edge.listener(port)
-        if not edge.admit(listener, _host(transport.get_extra_info("peername"))):
-            # Refused before a byte is read: cheap, and the established connections are unaffected.
+        if not edge.admit(listener):
+            # Refused before a byte is read: cheap, and the established connections are unaffected. The
+            # address is looked up only here (an admitted connection's is uvicorn's self.client).
+            edge.refused(listener, _host(transport.get_extra_info("peername")))
             self._refused = True
             self.transport = transport
             transport.write(_REFUSED_503)

@@ -64,16 +64,19 @@ class EdgeState:
     def listener(self, local_port: int | None) -> str:
         return "operator" if local_port in self.operator_ports else "main"
 
-    def admit(self, listener: str, client: str | None = None) -> bool:
-        """Count a new connection in, or say it must be refused (the listener is at its cap)."""
+    def admit(self, listener: str) -> bool:
+        """Count a new connection in, or say it must be refused (the listener is at its cap: the caller
+        refuses it and reports it with :meth:`refused`)."""
         cap = self.cap if listener == "main" else self.settings.operator_max_connections
         if self.open[listener] >= cap:
-            self._refused[listener].inc()
-            self._note(f"refused_{listener}", client)
             return False
         self.open[listener] += 1
         self._open[listener].inc()
         return True
+
+    def refused(self, listener: str, client: str | None) -> None:
+        self._refused[listener].inc()
+        self._note(f"refused_{listener}", client)
 
     def release(self, listener: str) -> None:
         self.open[listener] -= 1
