@@ -7,6 +7,8 @@ no sockets."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -224,3 +226,25 @@ def test_a_deadline_names_the_client_address() -> None:
 
     asyncio.run(run())
     assert noted == [("body", "127.0.0.1")]
+
+
+def test_a_connection_reset_while_kept_alive_frees_its_protocol_at_once() -> None:
+    """uvicorn cancels the keep-alive timer only on a clean close; after a reset (an HTTP client pool
+    dropping an idle connection) the timer kept the protocol, its last request and the request's record
+    alive until it fired, and then as a reference cycle for the garbage collector (issue 16's soak)."""
+    app = BodyRecorder()
+
+    async def run() -> weakref.ref[EdgeProtocol]:
+        transport, protocol = await _serve(app, [_head(2) + b"{}"])
+        assert transport.written.endswith(b"\r\n\r\n2") and not transport.closed  # answered, kept alive
+        assert protocol.timeout_keep_alive_task is not None
+        protocol.connection_lost(ConnectionResetError(104, "Connection reset by peer"))
+        assert protocol.timeout_keep_alive_task is None
+        return weakref.ref(protocol)
+
+    gc.disable()  # freed by reference counting alone: nothing left for the collector
+    try:
+        gone = asyncio.run(run())
+        assert gone() is None
+    finally:
+        gc.enable()
