@@ -17,6 +17,7 @@ from gateway.edge.state import edge_of
 
 __all__ = [
     "FULL_COLLECTION_EVERY",
+    "YOUNG_COLLECTION_AFTER",
     "bind",
     "collect_on_a_clock",
     "run",
@@ -29,6 +30,14 @@ __all__ = [
 FULL_COLLECTION_EVERY = 10.0
 # A third-generation threshold the collector never reaches: full collections run on the clock only.
 _NEVER = 2**31 - 1
+# Young collections once this many more container objects are alive than at the last one (CPython's
+# default is 700). A request keeps up to ~2,000 of them alive at its peak (JSON, headers, coroutines),
+# so at CPython's threshold most requests started a young collection and promoted their own live
+# objects into the middle generation for it to trace again: 5-7 µs of each ~230 µs request (gc.callbacks,
+# wrk at concurrency 16 and 64), and 4-9 % of throughput (issue 16). At 10,000, a request's peak never
+# reaches it: young collections run about once per burst of new connections, each tracing at most this
+# many objects (a few ms). Cyclic garbage still waits at most FULL_COLLECTION_EVERY seconds.
+YOUNG_COLLECTION_AFTER = 10_000
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -129,7 +138,7 @@ def serving_collections() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def collect_on_a_clock(every: float) -> Iterator[None]:
+def collect_on_a_clock(every: float, young_after: int = YOUNG_COLLECTION_AFTER) -> Iterator[None]:
     """Full garbage collections every ``every`` seconds instead of on allocation counts, while inside.
 
     CPython starts a full collection after ten young ones (once a quarter more objects have survived
@@ -137,13 +146,13 @@ def collect_on_a_clock(every: float) -> Iterator[None]:
     while its cost follows everything alive: every open connection's objects (about 35 each, uvicorn's
     protocol, parser, transport and their bound methods). Beside 2,000 slow clients each pass took ~39 ms
     and ran every 1.5 s under normal traffic: 26 ms of a core per second, against 1 ms alone (gc.callbacks,
-    issue 16). On a clock the cost is bounded by the interval whatever the traffic. The young generations
-    are untouched, so short-lived cyclic garbage is still collected at once; what a clock defers is only
-    cyclic garbage that outlived two young collections (~30 objects a second under normal traffic,
-    ~700 beside the abuse), for at most ``every`` seconds.
+    issue 16). On a clock the cost is bounded by the interval whatever the traffic. The young
+    generations still run on counts, from ``young_after`` objects (above a request's peak),
+    so short-lived cyclic garbage is collected by them or, at the latest, by the clock's pass: whatever
+    the counts, no cyclic garbage (and no buffer it holds) outlives ``every`` seconds.
     """
     young, middle, old = gc.get_threshold()
-    gc.set_threshold(young, middle, _NEVER)
+    gc.set_threshold(max(young, young_after), middle, _NEVER)
     loop = asyncio.get_running_loop()
     timer: asyncio.TimerHandle | None = None
 

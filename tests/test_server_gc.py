@@ -6,7 +6,7 @@ import asyncio
 import gc
 from typing import Any
 
-from gateway.server import collect_on_a_clock
+from gateway.server import YOUNG_COLLECTION_AFTER, collect_on_a_clock
 
 
 def _watch(generations: list[int]) -> Any:
@@ -24,11 +24,17 @@ async def test_allocations_start_young_collections_only_and_the_clock_starts_ful
     seen = _watch(generations)
     try:
         with collect_on_a_clock(3600.0):
-            assert gc.get_threshold()[:2] == before[:2]
+            # Young collections start later than CPython's default, above what a request keeps alive.
+            assert gc.get_threshold()[:2] == (max(before[0], YOUNG_COLLECTION_AFTER), before[1])
+        assert gc.get_threshold() == before
+        # CPython's own young threshold here: the loop below then needs a few MB, not hundreds.
+        with collect_on_a_clock(3600.0, young_after=before[0]):
+            young, middle, _ = gc.get_threshold()
+            assert (young, middle) == before[:2]
             # Objects that live on (as open connections' do) and cyclic garbage, for a dozen middle-
             # generation passes: under CPython's own thresholds that starts full ones (two, here).
             alive = []
-            for _ in range(before[0] * before[1] * 15):
+            for _ in range(young * middle * 15):
                 cycle: list[Any] = []
                 cycle.append(cycle)
                 alive.append([cycle])
