@@ -20,7 +20,9 @@ byte now and then, holds its connection (and a file descriptor) for ever. Here, 
   read and is closed, while established ones carry on. The operator listener has its own cap;
 * a request **body handed to the app whole** (``on_body``), not a wake-up of the app per piece;
 * the app **started once the body is in** (``_start_asgi_task``), as nginx buffers a request before it
-  proxies it: a body that never arrives costs the gateway no task, no authentication, no log line.
+  proxies it: a body that never arrives costs the gateway no task, no authentication, no log line;
+* the **keep-alive timer cancelled on every close** (``connection_lost``), a reset included: uvicorn
+  cancels it on a clean close only, and the timer kept a dead connection's objects for the collector.
 
 The request deadlines share one timer per event loop (gateway/edge/deadlines.py): arming and disarming
 one is a set operation, nothing per byte.
