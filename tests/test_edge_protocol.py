@@ -86,6 +86,12 @@ class BodyRecorder:
         await send({"type": "http.response.body", "body": body})
 
 
+async def _let_run(turns: int = 20) -> None:
+    """Let the app's task run for a few turns of the event loop, as it would between two reads."""
+    for _ in range(turns):
+        await asyncio.sleep(0)
+
+
 async def _serve(app: BodyRecorder, pieces: list[bytes]) -> tuple[Recorder, EdgeProtocol]:
     config = Config(app, http=EdgeProtocol, log_config=None, lifespan="off")
     config.load()
@@ -94,10 +100,8 @@ async def _serve(app: BodyRecorder, pieces: list[bytes]) -> tuple[Recorder, Edge
     protocol.connection_made(transport)
     for piece in pieces:
         protocol.data_received(piece)
-        for _ in range(5):  # let the app run, as it would between two reads
-            await asyncio.sleep(0)
-    for _ in range(20):
-        await asyncio.sleep(0)
+        await _let_run(5)
+    await _let_run()
     return transport, protocol
 
 
@@ -132,8 +136,7 @@ def test_the_app_starts_only_once_the_body_is_in() -> None:
         transport, protocol = await _serve(app, [_head(20), b"0123456789"])
         assert app.started == 0  # half the body: no task, no middleware, no authentication yet
         protocol.data_received(b"abcdefghij")
-        for _ in range(20):
-            await asyncio.sleep(0)
+        await _let_run()
         assert app.started == 1
         assert transport.written.endswith(b"\r\n\r\n20")
 
@@ -147,8 +150,7 @@ def test_a_client_that_leaves_mid_body_never_reaches_the_app() -> None:
     async def run() -> None:
         transport, protocol = await _serve(app, [_head(100), b"0123456789"])
         protocol.connection_lost(None)
-        for _ in range(20):
-            await asyncio.sleep(0)
+        await _let_run()
         assert transport.written == b""
 
     asyncio.run(run())
@@ -161,8 +163,7 @@ def test_a_body_whose_deadline_passes_gets_408_and_never_reaches_the_app() -> No
     async def run() -> None:
         transport, protocol = await _serve(app, [_head(100), b"0123456789"])
         protocol.deadline_passed()  # as the edge's timer calls it
-        for _ in range(20):
-            await asyncio.sleep(0)
+        await _let_run()
         assert transport.written.startswith(b"HTTP/1.1 408 ") and transport.closed
 
     asyncio.run(run())
@@ -179,8 +180,7 @@ def test_expect_100_continue_starts_the_app_at_the_head() -> None:
         assert app.started == 1
         assert transport.written == b"HTTP/1.1 100 Continue\r\n\r\n"
         protocol.data_received(b"hello")
-        for _ in range(20):
-            await asyncio.sleep(0)
+        await _let_run()
         assert transport.written.endswith(b"\r\n\r\n5")
 
     asyncio.run(run())
