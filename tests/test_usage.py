@@ -171,7 +171,10 @@ def test_usage_api_admin_sees_all_keys_others_only_their_own(make_gateway, tmp_p
     everyone = get(root, by="key").json()
     assert everyone["scope"] == "all"
     assert {r["key"]: r["requests"] for r in everyone["data"]} == {"alice": 2, "bob": 1}
-    assert all(r["backend_seconds"] > 0 and r["completion_tokens"] > 0 for r in everyone["data"])
+    # Not backend_seconds > 0: the API gives the sum in milliseconds, and one simulated answer can take
+    # under half a millisecond (0.0 on a fast machine: a wall-time assertion). The ledger's own seconds
+    # are checked above, the sums with fixed values in exercise_store (the sqlite and postgres tests).
+    assert all(r["completion_tokens"] > 0 and r["backend_seconds"] >= 0 for r in everyone["data"])
     assert [r["key"] for r in get(root, key="bob").json()["data"]] == ["bob"]
 
     own = get(bob, by="backend").json()
