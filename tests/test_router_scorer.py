@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import random
 import re
 from pathlib import Path
@@ -20,7 +21,9 @@ from gateway.routing import BackendView, RouteInput, decide, extract_features, l
 from gateway.routing import text as text_module
 from gateway.routing.scorer import (
     FORMAT,
+    FORMAT_HEADS,
     MEANING_PRIOR,
+    Head,
     ModelError,
     ScorerModel,
     load_model,
@@ -188,7 +191,12 @@ def test_scoring_is_deterministic_and_explained(model: ScorerModel) -> None:
     first = model.score(text, explain=5)
     assert first == model.score(text, explain=5)
     assert 0.0 <= first.score <= 1.0
-    assert first.context == model.weights.get("c:none", 0.0)  # nothing before the turn
+    # Nothing before the turn: the context adds the weight of "no context", on the decisive logit (with
+    # several heads, the leading hard head's less the leading easy head's).
+    weights = list(zip(model.weights_of("c:none"), model.heads, strict=True))
+    hard = [w for w, h in weights if h.hard]
+    easy = [w for w, h in weights if not h.hard] or [0.0]
+    assert any(first.context == pytest.approx(a - b) for a in hard for b in easy)
     assert len(first.top) == 5
     weights = [abs(c.weight) for c in first.top]
     assert weights == sorted(weights, reverse=True)  # the features that pushed it most, first
@@ -356,6 +364,10 @@ def test_structural_rules_come_before_the_score(model: ScorerModel) -> None:
 # ---- model files ---------------------------------------------------------------------------------------
 
 
+_TWO_HEADS = [{"name": "maths", "hard": True}, {"name": "chat", "hard": False}]
+_COLUMNS = {"keys": "w:prove", "heads": ["3.0", "-3.0"]}
+
+
 def _model_bytes(**overrides: Any) -> bytes:
     data: dict[str, Any] = {
         "format": FORMAT,
@@ -384,6 +396,37 @@ def test_a_model_file_round_trips(tmp_path: Path) -> None:
     assert with_meaning.score("hello").score < model.score("hello").score
 
 
+def test_a_model_of_several_heads_scores_the_hard_heads_share(tmp_path: Path) -> None:
+    """Each head is a logistic model of its group of categories; the score is the hard heads' share of
+    their probabilities, the decisive logit the leading hard head's less the leading easy head's, and a
+    format-2 file round-trips."""
+    heads = (Head("maths", True), Head("code", True), Head("chat", False))
+    model = ScorerModel(
+        {"w:prove": (2.0, -1.0, -2.0), "w:hello": (-1.0, -1.0, 3.0), "c:none": (0.5, 0.0, 0.25)},
+        (-1.0, -2.0, 0.0),
+        0.5,
+        meaning={"w:": {"prove": (1.0, 0.0, -1.0)}},
+        heads=heads,
+    )
+
+    def sigmoid(x: float) -> float:
+        return 1 / (1 + math.exp(-x))
+
+    k = MEANING_PRIOR
+    z = [-1.0 + 2.0 + 0.5 + 1.0 / (1 + k), -2.0 - 1.0 + 0.0, 0.0 - 2.0 + 0.25 - 1.0 / (1 + k)]
+    got = model.score("prove", explain=2)
+    p = [sigmoid(v) for v in z]
+    assert got.score == pytest.approx((p[0] + p[1]) / sum(p))
+    assert model.logit(request_features("prove", "")) == pytest.approx(z[0] - z[2])
+    assert got.context == pytest.approx(0.5 - 0.25)
+    assert got.top[0].feature == "w:prove" and got.top[0].weight == pytest.approx(2.0 - -2.0)
+    assert model.score("hello").score < 0.5 < got.score
+    path = tmp_path / "heads.json.gz"
+    model.save(path)
+    assert json.loads(gzip.decompress(path.read_bytes()))["format"] == FORMAT_HEADS
+    assert load_model(path) == model and load_model(path).heads == heads
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
@@ -396,8 +439,24 @@ def test_a_model_file_round_trips(tmp_path: Path) -> None:
         (_model_bytes(threshold=1.5), "out of range"),
         (_model_bytes(bias=None), "malformed"),
         (_model_bytes(meaning={"q:": {"a": 1.0}}), "malformed meaning weights"),
-        (_model_bytes(meaning={"w:": {"a": "much"}}), "meaning weight that is not a number"),
-        (_model_bytes(meaning={"w:": {"a": float("inf")}}), "meaning weight that is not a finite"),
+        (_model_bytes(meaning={"w:": {"a": "much"}}), "malformed"),
+        (_model_bytes(meaning={"w:": {"a": float("inf")}}), "not a finite number"),
+        (_model_bytes(format=FORMAT_HEADS), "malformed heads"),
+        (_model_bytes(format=FORMAT_HEADS, heads=[{"name": "a", "hard": True}]), "an easy one"),
+        (_model_bytes(format=FORMAT_HEADS, heads=_TWO_HEADS), "malformed"),  # not in columns
+        (_model_bytes(format=FORMAT_HEADS, heads=_TWO_HEADS, weights=_COLUMNS), "1 weights for 2 heads"),
+        (
+            _model_bytes(
+                format=FORMAT_HEADS, heads=_TWO_HEADS, bias=[0, 0], weights=_COLUMNS | {"heads": ["1"]}
+            ),
+            "2 column",
+        ),
+        (
+            _model_bytes(
+                format=FORMAT_HEADS, heads=_TWO_HEADS, bias=[0, 0], weights=_COLUMNS | {"heads": ["1", "a"]}
+            ),
+            "malformed",
+        ),
     ],
 )
 def test_a_bad_model_file_is_a_clear_error(raw: bytes, message: str) -> None:

@@ -132,7 +132,7 @@ def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
     examples = load_jsonl(data)
     settings = FitSettings(structure_scale=3.0, prune=0.0, meaning_scale=0.0)
     model = fit(examples, settings)
-    assert model.meaning == {}
+    assert model.meaning_count == 0 and len(model.heads) == 1  # labels alone: one head
     rows, names = _rows_and_columns(examples, settings.min_count)
     assert any(_scale(n, 3.0) == 3.0 for n in names) and any(_scale(n, 3.0) == 1.0 for n in names)
     column = {f: i for i, f in enumerate(names)}
@@ -145,6 +145,63 @@ def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
         C=settings.c, solver="liblinear", class_weight="balanced", max_iter=2000, random_state=0
     ).fit(csr_matrix(dense), [e.label == "hard" for e in examples])
     expected = reference.predict_proba(csr_matrix(dense))[:, 1]
+    got = [model.score(e.messages[-1]["content"]).score for e in examples]
+    assert np.allclose(got, expected, atol=2e-3)  # the stored weights are rounded to 4 decimals
+
+
+def test_categories_give_a_head_per_group_scored_as_the_fits_did(tmp_path: Path) -> None:
+    """Examples in several groups of categories (fit.GROUPS) give one head per group, each fitted one
+    against the rest as sklearn fits it; the gateway's score is the hard heads' share of the heads'
+    probabilities. A category listed with the other label falls to that label's "other" group."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+
+    from gateway.routing.training.fit import FitSettings, fit, group_of
+    from gateway.routing.training.sources import Example
+
+    data = tmp_path / "labelled.jsonl"
+    write_data(data, n=80)
+    # Four groups: the easy half split into small talk and other easy, the hard half into reasoning and
+    # maths, and code.
+    examples = [
+        Example(
+            e.messages,
+            e.label,
+            e.source,
+            ("math" if i % 4 == 0 else "code")
+            if e.label == "hard"
+            else ("smalltalk" if i % 4 == 1 else "factual"),
+        )
+        for i, e in enumerate(load_jsonl(data))
+    ]
+    assert group_of(Example([], "easy", "s", "code")) == "other easy"  # code, labelled easy
+    assert group_of(Example([], "hard", "s", "custom")) == "other hard"
+    settings = FitSettings(structure_scale=1.0, prune=0.0, meaning_scale=0.0)
+    model = fit(examples, settings)
+    assert [(h.name, h.hard) for h in model.heads] == [
+        ("code", True),
+        ("other easy", False),
+        ("reasoning and maths", True),
+        ("small talk", False),
+    ]
+    rows, names = _rows_and_columns(examples, settings.min_count)
+    column = {f: i for i, f in enumerate(names)}
+    dense = np.zeros((len(rows), len(names)))
+    for r, row in enumerate(rows):
+        for f in row:
+            if f in column:
+                dense[r, column[f]] = 1.0
+    groups = [group_of(e) for e in examples]
+    probabilities = []
+    for head in model.heads:
+        reference = LogisticRegression(
+            C=settings.c, solver="liblinear", class_weight="balanced", max_iter=2000, random_state=0
+        ).fit(csr_matrix(dense), [g == head.name for g in groups])
+        probabilities.append(reference.predict_proba(csr_matrix(dense))[:, 1])
+    p = np.asarray(probabilities)
+    hard = np.asarray([h.hard for h in model.heads])
+    expected = p[hard].sum(axis=0) / p.sum(axis=0)
     got = [model.score(e.messages[-1]["content"]).score for e in examples]
     assert np.allclose(got, expected, atol=2e-3)  # the stored weights are rounded to 4 decimals
 
@@ -167,7 +224,7 @@ def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
     settings = FitSettings(structure_scale=1.0, prune=0.0, meaning_scale=5.0)
     model = fit(examples, settings)
     vectors = load_word_vectors()
-    assert set(model.meaning) == {"w:", "p:", "c:w:"} and len(model.meaning["w:"]) == len(vectors.words)
+    assert model.meaning_count == 3 * len(vectors.words)  # a number per word and block (w:, p:, c:w:)
     rows, names = _rows_and_columns(examples, settings.min_count)
     column = {f: i for i, f in enumerate(names)}
     blocks = ("w:", "p:", "c:w:")

@@ -88,7 +88,8 @@ def _train(args: argparse.Namespace) -> int:
     if args.card:
         args.card.write_text(model_card(model, examples, held_out, size), encoding="utf-8")
     print(
-        f"\nwrote {args.out}: {len(model.weights)} weights, {size / 1024:.0f} KiB, threshold {threshold:.2f}"
+        f"\nwrote {args.out}: {len(model.heads)} head(s), {model.feature_count} weights, "
+        f"{size / 1024:.0f} KiB, threshold {threshold:.2f}"
     )
     return 0
 

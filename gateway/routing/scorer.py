@@ -25,7 +25,10 @@ a new way of writing needs (issue 15: held out, small talk 89 -> 91 %, code in w
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +40,11 @@ from gateway.routing.text import featurize
 __all__ = [
     "DEFAULT_MODEL",
     "FORMAT",
+    "FORMAT_HEADS",
+    "ONE_HEAD",
     "Contribution",
     "Difficulty",
+    "Head",
     "ModelError",
     "ScorerModel",
     "describe_feature",
@@ -48,7 +54,8 @@ __all__ = [
     "scorer_for",
 ]
 
-FORMAT = "gateway-router/1"
+FORMAT = "gateway-router/1"  # one head
+FORMAT_HEADS = "gateway-router/2"  # several heads (ScorerModel)
 DEFAULT_MODEL = model_file.SHIPPED  # the model shipped in gateway/routing/models/
 # Context texts are read only this far: what a system prompt or an earlier turn says about the task is
 # at its start, and the newest turn has its own, larger budget (text.HEAD_CHARS + TAIL_CHARS).
@@ -97,86 +104,276 @@ class Difficulty:
 
 
 @dataclass(frozen=True, slots=True)
-class ScorerModel:
-    weights: dict[str, float]
-    bias: float
-    threshold: float  # the threshold chosen by the evaluation at training time
-    meta: dict[str, Any] = field(default_factory=dict)  # training sources, figures, date
-    # Meaning weights by block prefix, then word: {"w:": {"deploy": 0.41, ...}, "p:": ..., "c:w:": ...}.
-    meaning: dict[str, dict[str, float]] = field(default_factory=dict)
-    # The weights split by what they read, the newest turn (and its pasted text) or the context, and the
-    # meaning weights one table per block keyed by feature name ("w:deploy"). Scoring intersects each
-    # table with the features of the side it reads (the turn's or the context's): a set operation in C
-    # over the smaller side (the request's few hundred features), where a Python loop over them cost
-    # ~40 µs of a long turn's 400 µs budget (issue 15). The sums are math.fsum, exact, so a request
-    # scores the same whatever order the set iterates in (it changes with each process's hash seed).
-    _own: dict[str, float] = field(init=False, repr=False, compare=False)
-    _context: dict[str, float] = field(init=False, repr=False, compare=False)
-    _blocks: tuple[dict[str, float], ...] = field(init=False, repr=False, compare=False)
+class Head:
+    """One linear model of a scorer: the logit that a request is of its group of training categories."""
 
-    def __post_init__(self) -> None:
-        context = {f: w for f, w in self.weights.items() if f.startswith("c:")}
-        own = {f: w for f, w in self.weights.items() if f not in context}
-        blocks = tuple(
-            {block + word: value for word, value in self.meaning.get(block, {}).items()}
-            for block in MEANING_BLOCKS
+    name: str  # "reasoning and maths", "code", "small talk", "other easy"; "hard" for a one-head model
+    hard: bool  # whether its group belongs on the autoregressive backend
+
+
+# A table's keys (features, or a block's words) and one column of weights per head.
+Columns = tuple[Sequence[str], Sequence[Sequence[float]]]
+
+# A model of one head is a plain logistic regression, hard against easy (format 1, and what a model
+# trained on hard/easy labels alone is).
+ONE_HEAD = (Head("hard", True),)
+
+
+class ScorerModel:
+    """A scorer's heads and their weights, and the threshold the evaluation chose.
+
+    With one head the score is ``sigmoid(logit)``. With several (one per group of training categories,
+    each fitted one-against-the-rest), it is the hard heads' share of the heads' probabilities,
+    ``sum(p hard) / sum(p)``: a request needs only look like one hard group, whatever the easy ones say
+    of it (issue 15, held out on the same folds, one head -> four: hard recall 95.3 -> 96.1 % and easy
+    95.7 -> 95.8 % together; a sum of linear parts cannot say "numbers AND feelings is small talk, numbers
+    alone a word problem", a mixture of heads can).
+
+    Weights are kept as one ``array`` per head, indexed through one dict per table (features; each
+    meaning block's words, keyed by their feature name): scoring intersects a dict with the features of
+    the side it reads (a set operation in C over the request's few hundred features), then sums each
+    head's weights of the rows found with ``math.fsum`` (exact: the same score whatever order a set
+    iterates in, which changes with each process's hash seed). Floats in arrays, not objects, also keep
+    a four-head model's memory below a one-head model's as dicts of floats held it.
+    """
+
+    __slots__ = ("_blocks", "_columns", "_context", "_hard", "_own", "bias", "heads", "meta", "threshold")
+
+    def __init__(
+        self,
+        weights: Mapping[str, float | Sequence[float]],
+        bias: float | Sequence[float],
+        threshold: float,
+        meta: dict[str, Any] | None = None,
+        meaning: Mapping[str, Mapping[str, float | Sequence[float]]] | None = None,
+        heads: Sequence[Head] = ONE_HEAD,
+    ) -> None:
+        """Weights by feature (a number per head, or one number for a one-head model); meaning weights
+        by block, then word, likewise. (``from_columns`` takes the same as one column per head.)"""
+        k = len(heads)
+
+        def columns(table: Mapping[str, float | Sequence[float]]) -> Columns:
+            out: list[list[float]] = [[] for _ in range(k)]
+            for name, value in table.items():
+                for column, v in zip(out, _per_head(value, k, name), strict=True):
+                    column.append(v)
+            return list(table), out
+
+        self._setup(
+            heads,
+            bias,
+            threshold,
+            meta,
+            columns(weights),
+            {b: columns(t) for b, t in (meaning or {}).items()},
         )
-        object.__setattr__(self, "_own", own)
-        object.__setattr__(self, "_context", context)
-        object.__setattr__(self, "_blocks", blocks)
+
+    @classmethod
+    def from_columns(
+        cls,
+        weights: Columns,
+        bias: float | Sequence[float],
+        threshold: float,
+        meta: dict[str, Any] | None = None,
+        meaning: Mapping[str, Columns] | None = None,
+        heads: Sequence[Head] = ONE_HEAD,
+    ) -> ScorerModel:
+        """The model of features and, per head, a column of their weights (and per meaning block, its
+        words and a column per head): what training and a format-2 file hold, without a tuple per row."""
+        model = cls.__new__(cls)
+        model._setup(heads, bias, threshold, meta, weights, meaning or {})
+        return model
+
+    def _setup(
+        self,
+        heads: Sequence[Head],
+        bias: float | Sequence[float],
+        threshold: float,
+        meta: dict[str, Any] | None,
+        weights: Columns,
+        meaning: Mapping[str, Columns],
+    ) -> None:
+        self.heads = tuple(heads)
+        self.bias = _per_head(bias, len(self.heads), "bias")
+        self.threshold = threshold
+        self.meta = meta if meta is not None else {}
+        rows, self._columns = _table(*weights, len(self.heads), "weights")
+        # The turn's weights and the context's apart, sharing the columns: each is intersected with the
+        # side it can hold (a context weight is never among the turn's features).
+        self._own = {f: r for f, r in rows.items() if not f.startswith("c:")}
+        self._context = {f: r for f, r in rows.items() if f.startswith("c:")}
+        self._blocks: dict[str, tuple[dict[str, int], tuple[array[float], ...]]] = {}
+        for block, (words, values) in meaning.items():
+            self._blocks[block] = _table([block + w for w in words], values, len(self.heads), block)
+        self._hard = tuple(h.hard for h in self.heads)
+
+    # ---- reading ---------------------------------------------------------------------------------
+
+    @property
+    def feature_count(self) -> int:
+        return len(self._own) + len(self._context)
+
+    @property
+    def meaning_count(self) -> int:
+        """Meaning weights per head: words x blocks."""
+        return sum(len(index) for index, _ in self._blocks.values())
+
+    def finite(self) -> bool:
+        """Whether every weight is a finite number (a model file may hold NaN or infinity)."""
+        columns = [*self._columns, *(c for _, cs in self._blocks.values() for c in cs)]
+        return all(map(math.isfinite, self.bias)) and all(all(map(math.isfinite, c)) for c in columns)
+
+    def weights_of(self, feature: str) -> tuple[float, ...]:
+        """A feature's weight in each head (zeros for a feature the model does not know)."""
+        row = self._context.get(feature) if feature.startswith("c:") else self._own.get(feature)
+        return tuple(0.0 if row is None else c[row] for c in self._columns)
+
+    def meaning_of(self, block: str, word: str) -> tuple[float, ...] | None:
+        index, columns = self._blocks.get(block, ({}, ()))
+        row = index.get(block + word)
+        return None if row is None else tuple(c[row] for c in columns)
+
+    # ---- scoring ---------------------------------------------------------------------------------
 
     def logit(self, features: set[str]) -> float:
-        """The logit of a request's features (``request_features``: the turn's and the context's)."""
+        """The decisive logit of a request's features (``request_features``: the turn's and the
+        context's): a one-head model's logit; with several heads, the leading hard head's logit less
+        the leading easy head's."""
         own, context = self._sums(features, features)
-        return self.bias + own + context
+        return self._margin([b + o + c for b, o, c in zip(self.bias, own, context, strict=True)])[0]
 
-    def _sums(self, own_features: set[str], context_features: set[str]) -> tuple[float, float]:
-        """What the newest turn's features and the context's add to the logit."""
-        own = math.fsum(map(self._own.__getitem__, self._own.keys() & own_features))
-        context = math.fsum(map(self._context.__getitem__, self._context.keys() & context_features))
-        for block, value in self._meanings(own_features, context_features):
-            if block.startswith(CONTEXT_MEANING):
-                context += value
-            else:
-                own += value
+    def _sums(self, own_features: set[str], context_features: set[str]) -> tuple[list[float], list[float]]:
+        """What the newest turn's features and the context's add to each head's logit."""
+        own = _rows_sum(self._own, self._columns, own_features)
+        context = _rows_sum(self._context, self._columns, context_features)
+        for block, values in self._meanings(own_features, context_features):
+            side = context if block.startswith(CONTEXT_MEANING) else own
+            for k, v in enumerate(values):
+                side[k] += v
         return own, context
 
-    def _meanings(self, own_features: set[str], context_features: set[str]) -> list[tuple[str, float]]:
-        """Each meaning block's contribution: the mean of the weights of its words present, shrunk
-        towards 0 by MEANING_PRIOR words of weight 0."""
+    def _meanings(self, own_features: set[str], context_features: set[str]) -> list[tuple[str, list[float]]]:
+        """Each meaning block's contribution to each head: the mean of the weights of its words present,
+        shrunk towards 0 by MEANING_PRIOR words of weight 0."""
         out = []
-        for block, table in zip(MEANING_BLOCKS, self._blocks, strict=True):
-            hits = table.keys() & (context_features if block.startswith("c:") else own_features)
+        for block, (index, columns) in self._blocks.items():
+            features = context_features if block.startswith("c:") else own_features
+            hits = index.keys() & features
             if hits:
-                mean = math.fsum(map(table.__getitem__, hits)) / (len(hits) + MEANING_PRIOR)
-                out.append((MEANING + block, mean))
+                values = _rows_sum(index, columns, hits)
+                out.append((MEANING + block, [v / (len(hits) + MEANING_PRIOR) for v in values]))
         return out
 
+    def _margin(self, logits: list[float]) -> tuple[float, int, int]:
+        """The decisive logit and the heads it compares (the same head twice for a one-head model)."""
+        if len(logits) == 1:
+            return logits[0], 0, 0
+        hard = max((k for k in range(len(logits)) if self._hard[k]), key=logits.__getitem__)
+        easy = max((k for k in range(len(logits)) if not self._hard[k]), key=logits.__getitem__)
+        return logits[hard] - logits[easy], hard, easy
+
+    def _probability(self, logits: list[float]) -> float:
+        if len(logits) == 1:
+            return _sigmoid(logits[0])
+        p = [_sigmoid(z) for z in logits]
+        hard = math.fsum(v for v, h in zip(p, self._hard, strict=True) if h)
+        return hard / math.fsum(p)
+
     def score(self, newest: str, context: str = "", *, explain: int = 0) -> Difficulty:
-        """The request's difficulty; ``explain`` > 0 also lists that many features that pushed it most."""
+        """The request's difficulty; ``explain`` > 0 also lists that many features that pushed it most
+        (on the decisive logit: towards the leading hard head, or the leading easy one)."""
         own_features, context_features = _split_features(newest, context)
         own, from_context = self._sums(own_features, context_features)
-        value = _sigmoid(self.bias + own + from_context)
+        logits = [b + o + c for b, o, c in zip(self.bias, own, from_context, strict=True)]
+        value = self._probability(logits)
+        _, hard, easy = self._margin(logits)
+        single = hard == easy
+        on_margin = from_context[hard] - (0.0 if single else from_context[easy])
         if not explain:
-            return Difficulty(value, from_context)
-        weights = self.weights
-        weighted = [(f, weights[f]) for f in weights.keys() & (own_features | context_features)]
-        weighted.extend(self._meanings(own_features, context_features))
+            return Difficulty(value, on_margin)
+        weighted: list[tuple[str, float]] = []
+        present = (self._own.keys() & own_features) | (self._context.keys() & context_features)
+        for feature in present:
+            w = self.weights_of(feature)
+            weighted.append((feature, w[hard] - (0.0 if single else w[easy])))
+        for block, values in self._meanings(own_features, context_features):
+            weighted.append((block, values[hard] - (0.0 if single else values[easy])))
         top = sorted(weighted, key=lambda fw: (-abs(fw[1]), fw[0]))[:explain]
-        return Difficulty(value, from_context, tuple(Contribution(f, w) for f, w in top))
+        return Difficulty(value, on_margin, tuple(Contribution(f, w) for f, w in top))
+
+    # ---- writing ---------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format": FORMAT,
-            "bias": self.bias,
-            "threshold": self.threshold,
-            "meta": self.meta,
-            "weights": self.weights,
-            **({"meaning": self.meaning} if self.meaning else {}),
-        }
+        """Format 1 for a one-head model (as every earlier model file: a number per feature and word),
+        format 2 for several heads: per table, its features (words) and one column of weights per head
+        (``_columns``)."""
+        features = sorted({**self._own, **self._context}.items())
+        if len(self.heads) == 1:
+            data: dict[str, Any] = {
+                "format": FORMAT,
+                "bias": self.bias[0],
+                "weights": {f: self._columns[0][r] for f, r in features},
+            }
+            if self._blocks:
+                data["meaning"] = {
+                    block: {key[len(block) :]: columns[0][r] for key, r in index.items()}
+                    for block, (index, columns) in self._blocks.items()
+                }
+        else:
+            data = {
+                "format": FORMAT_HEADS,
+                "heads": [{"name": h.name, "hard": h.hard} for h in self.heads],
+                "bias": list(self.bias),
+                "weights": _columns_json([f for f, _ in features], [r for _, r in features], self._columns),
+            }
+            if self._blocks:
+                data["meaning"] = {
+                    block: _columns_json([k[len(block) :] for k in index], list(index.values()), columns)
+                    for block, (index, columns) in self._blocks.items()
+                }
+        return {**data, "threshold": self.threshold, "meta": self.meta}
 
     def save(self, path: Path) -> None:
         path.write_bytes(model_file.encode(self.to_json()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ScorerModel) and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking tables: compared, never hashed
+
+
+def _per_head(value: float | Sequence[float], heads: int, name: str) -> tuple[float, ...]:
+    values = (float(value),) if isinstance(value, int | float) else tuple(float(v) for v in value)
+    if len(values) != heads:
+        raise ValueError(f"{name!r} has {len(values)} weights for {heads} heads")
+    return values
+
+
+def _table(
+    keys: Sequence[str], columns: Sequence[Sequence[float]], heads: int, name: str
+) -> tuple[dict[str, int], tuple[array[float], ...]]:
+    """An index of ``keys`` and one array per head; ValueError when the columns do not fit them."""
+    if len(columns) != heads or any(len(c) != len(keys) for c in columns):
+        raise ValueError(f"{name!r} needs {heads} column(s) of {len(keys)} weights")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{name!r} names a feature twice")
+    return {k: i for i, k in enumerate(keys)}, tuple(array("d", map(float, c)) for c in columns)
+
+
+def _columns_json(keys: list[str], rows: list[int], columns: tuple[array[float], ...]) -> dict[str, Any]:
+    if any("\n" in k for k in keys):
+        raise ValueError("a feature name holds a line break")
+    return {"keys": "\n".join(keys), "heads": [" ".join(repr(c[r]) for r in rows) for c in columns]}
+
+
+def _rows_sum(index: dict[str, int], columns: tuple[array[float], ...], features: set[str]) -> list[float]:
+    rows = [index[f] for f in index.keys() & features]
+    if not rows:
+        return [0.0] * len(columns)
+    if len(rows) == 1:
+        return [c[rows[0]] for c in columns]
+    pick = itemgetter(*rows)
+    return [math.fsum(pick(c)) for c in columns]
 
 
 def _sigmoid(x: float) -> float:
@@ -217,40 +414,71 @@ def scorer_for(settings: ScorerSettings) -> ScorerModel | None:
 def load_model(name_or_path: str | Path = DEFAULT_MODEL) -> ScorerModel:
     """The shipped model (``"default"``) or a model file written by ``gateway router train``."""
     raw, label = model_file.read(name_or_path, "default.json.gz", "routing model")
-    return parse_model(raw, label)
+    model = parse_model(raw, label)
+    del raw
+    model_file.give_back_freed_memory()
+    return model
 
 
 def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
-    data = model_file.decode(raw, label, FORMAT, " (see gateway router train)")
+    data = model_file.decode(raw, label, (FORMAT, FORMAT_HEADS), " (see gateway router train)")
     weights = data.get("weights")
     if not isinstance(weights, dict) or not weights:
         raise ModelError(f"{label} holds no weights")
+    heads = _heads(data, label)
+    meaning = data.get("meaning", {})
+    if not isinstance(meaning, dict) or not set(meaning) <= set(MEANING_BLOCKS):
+        raise ModelError(f"{label} has malformed meaning weights (blocks {', '.join(MEANING_BLOCKS)} only)")
+    if not all(isinstance(table, dict) for table in meaning.values()):
+        raise ModelError(f"{label} has malformed meaning weights")
     try:
-        parsed = {str(k): float(v) for k, v in weights.items()}
-        bias, threshold = float(data["bias"]), float(data["threshold"])
+        threshold = float(data["threshold"])
+        meta = data.get("meta")
+        meta = meta if isinstance(meta, dict) else {}
+        if heads is ONE_HEAD:
+            model = ScorerModel(weights, data["bias"], threshold, meta, meaning)
+        else:
+            model = ScorerModel.from_columns(
+                _columns(weights),
+                data["bias"],
+                threshold,
+                meta,
+                {b: _columns(t) for b, t in meaning.items()},
+                heads,
+            )
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{label} is incomplete or malformed: {exc!r}") from exc
-    if not all(math.isfinite(v) for v in (bias, threshold, *parsed.values())):
+    if not model.finite():
         raise ModelError(f"{label} holds a weight that is not a finite number")
     if not 0.0 < threshold < 1.0:
         raise ModelError(f"{label} has threshold {threshold}, out of range (0, 1)")
-    meta = data.get("meta")
-    meta = meta if isinstance(meta, dict) else {}
-    return ScorerModel(parsed, bias, threshold, meta, _meaning(data.get("meaning", {}), label))
+    return model
 
 
-def _meaning(raw: Any, label: str) -> dict[str, dict[str, float]]:
-    """The meaning weights of a model file (absent in a model trained without them)."""
-    if not isinstance(raw, dict) or not set(raw) <= set(MEANING_BLOCKS):
-        raise ModelError(f"{label} has malformed meaning weights (blocks {', '.join(MEANING_BLOCKS)} only)")
-    out: dict[str, dict[str, float]] = {}
-    for block, table in raw.items():
-        if not isinstance(table, dict):
-            raise ModelError(f"{label} has malformed meaning weights for {block!r}")
-        try:
-            out[block] = {str(word): float(value) for word, value in table.items()}
-        except (TypeError, ValueError) as exc:
-            raise ModelError(f"{label} has a meaning weight that is not a number: {exc}") from exc
-        if not all(math.isfinite(v) for v in out[block].values()):
-            raise ModelError(f"{label} holds a meaning weight that is not a finite number")
-    return out
+def _columns(table: dict[str, Any]) -> Columns:
+    """A format-2 table: ``{"keys": "one\\ntwo...", "heads": ["0.5 -1.25 ...", ...]}``, its keys a
+    string of lines and each head's weights a string of numbers, so that reading it makes a few large
+    strings rather than a Python object per weight (whose memory the process would keep)."""
+    keys, columns = table["keys"], table["heads"]
+    if (
+        not isinstance(keys, str)
+        or not isinstance(columns, list)
+        or not all(isinstance(c, str) for c in columns)
+    ):
+        raise ValueError("a table needs keys (a string of lines) and heads (a string of numbers per head)")
+    return keys.split("\n") if keys else [], [array("d", map(float, c.split())) for c in columns]
+
+
+def _heads(data: dict[str, Any], label: str) -> tuple[Head, ...]:
+    if data["format"] == FORMAT:
+        return ONE_HEAD
+    raw = data.get("heads")
+    if not isinstance(raw, list) or not all(
+        isinstance(h, dict) and isinstance(h.get("name"), str) and isinstance(h.get("hard"), bool)
+        for h in raw
+    ):
+        raise ModelError(f'{label} has malformed heads (a list of {{"name": ..., "hard": true|false}})')
+    heads = tuple(Head(h["name"], h["hard"]) for h in raw)
+    if {h.hard for h in heads} != {True, False}:
+        raise ModelError(f"{label} needs a hard head and an easy one")
+    return heads

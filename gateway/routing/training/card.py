@@ -38,6 +38,16 @@ _FEATURES = """\
 """
 
 
+def _heads(model: ScorerModel) -> str:
+    if len(model.heads) == 1:
+        return "one, hard against easy; the score is its probability"
+    names = ", ".join(f"{h.name} ({'hard' if h.hard else 'easy'})" for h in model.heads)
+    return (
+        f"{len(model.heads)}, one per group of training categories, each fitted one against the rest: "
+        f"{names}; the score is the hard heads' share of the heads' probabilities"
+    )
+
+
 def model_card(
     model: ScorerModel, examples: Sequence[Example], held_out: Sequence[Prediction], size: int
 ) -> str:
@@ -54,8 +64,9 @@ def model_card(
         f"{meta.get('structure_scale', 1.0)}, the context's by 1, meaning "
         f"features by {meta.get('meaning_scale', 0)} ({meta.get('meaning_dims', 0)} dimensions), features "
         f"seen in fewer than {meta.get('min_count')} examples dropped).",
-        f"- File: {size / 1024:.0f} KiB gzip'd JSON, {len(model.weights)} weights and "
-        f"{sum(map(len, model.meaning.values()))} meaning weights, bias {model.bias}.",
+        f"- Heads: {_heads(model)}.",
+        f"- File: {size / 1024:.0f} KiB gzip'd JSON, {model.feature_count} weights and "
+        f"{model.meaning_count} meaning weights per head, bias {', '.join(map(str, model.bias))}.",
         f"- Threshold: {model.threshold:.2f}, chosen for the best balanced accuracy (the mean of the hard "
         "and the easy recall) on the leave-one-source-out scores below.",
         f"- Examples: {len(examples)} from {len(counts)} sources.",
