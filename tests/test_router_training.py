@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,7 +66,11 @@ def test_train_is_deterministic_and_eval_reads_the_model(
     text = card.read_text()
     assert "| file:team-a | " in text and "operator's data" in text and "hard recall" in text
     printed = capsys.readouterr().out
-    assert "Leave-one-source-out" in printed and "file:team-a" in printed and "chosen threshold" in printed
+    assert (
+        "Sources held out one at a time" in printed
+        and "file:team-a" in printed
+        and "chosen threshold" in printed
+    )
     model = load_model(first)
     assert model.meta["examples"] == 40 and set(model.meta["by_source"]) == {"file:team-a", "file:team-b"}
     assert model.score("Prove that 51 is not a perfect square.").score > model.score("hi there #3").score
@@ -302,3 +307,71 @@ def test_the_policy_report_counts_structural_rules_first() -> None:
     prose = Example([{"role": "user", "content": "Is my bike safe to ride?"}], "easy", "s", "advice")
     routed = under_policy([Prediction(snippet, 0.1), Prediction(prose, 0.2)])
     assert [p.score for p in routed] == [1.0, 0.2]
+
+
+def test_the_threshold_is_the_best_balanced_one_that_fails_its_weakest_class_least() -> None:
+    """choose_threshold: the best balanced accuracy; among thresholds within NEAR_BEST of it, the one
+    whose worst class does best; a threshold off the plateau is never chosen for its classes."""
+    from gateway.routing.training.fit import NEAR_BEST, Prediction, balanced_accuracy, choose_threshold
+    from gateway.routing.training.sources import Example
+
+    def predictions(scores: list[float], label: str, category: str) -> list[Prediction]:
+        return [Prediction(Example([], label, "s", category), s) for s in scores]
+
+    # 100 hard examples scored 0.9; easy ones: 50 of class "facts" at 0.1, 50 of class "chat" of which
+    # one scores 0.545 and one 0.555: thresholds up to 0.54 send both to the hard side, 0.55 one, from
+    # 0.56 none.
+    rows = (
+        predictions([0.9] * 100, "hard", "maths")
+        + predictions([0.1] * 50, "easy", "facts")
+        + predictions([0.2] * 48 + [0.545, 0.555], "easy", "chat")
+    )
+    assert balanced_accuracy(rows, 0.56) == 1.0 and balanced_accuracy(rows, 0.50) < 1.0
+    assert choose_threshold(rows) == 0.56  # the best, nearest 0.5 among the perfect 0.56-0.90
+    # Two thresholds as good on balance: up to 0.52 every hard example is right and 6 of the 100 facts
+    # wrong (hard 100 %, easy 97 %); from 0.54, 3 hard examples are wrong and every easy one right (hard
+    # 97 %, easy 100 %). Nearest 0.5 would be 0.50, where "facts" fails 6 %; 0.54 fails no class by more
+    # than 3 %.
+    rows = (
+        predictions([0.9] * 97 + [0.52] * 3, "hard", "maths")
+        + predictions([0.1] * 94 + [0.53] * 6, "easy", "facts")
+        + predictions([0.1] * 100, "easy", "chat")
+    )
+    assert balanced_accuracy(rows, 0.50) == pytest.approx(balanced_accuracy(rows, 0.54))
+    assert choose_threshold(rows) == 0.54
+    assert NEAR_BEST < 0.01  # a threshold a point worse on balance is not chosen for its classes
+
+
+def test_sources_held_out_in_groups_are_each_scored_by_a_model_that_never_saw_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """leave_one_source_out(folds=N): N fits, each without the sources it scores; every example once."""
+    from gateway.routing.training import fit as fit_module
+    from gateway.routing.training.sources import Example
+
+    data = tmp_path / "labelled.jsonl"
+    write_data(data, n=80)
+    examples = [
+        Example(e.messages, e.label, f"file:{i % 5}", e.category) for i, e in enumerate(load_jsonl(data))
+    ]
+    trained_on: list[set[str]] = []
+    real_fit = fit_module.fit
+
+    def recording_fit(train: Any, *args: Any, **kwargs: Any) -> Any:
+        trained_on.append({e.source for e in train})
+        return real_fit(train, *args, **kwargs)
+
+    scored_by: dict[str, set[str]] = {}
+    real_predict = fit_module.predict
+
+    def recording_predict(model: Any, held: Any) -> Any:
+        scored_by.update({e.source: trained_on[-1] for e in held})
+        return real_predict(model, held)
+
+    monkeypatch.setattr(fit_module, "fit", recording_fit)
+    monkeypatch.setattr(fit_module, "predict", recording_predict)
+    settings = fit_module.FitSettings(meaning_scale=0.0)
+    predictions = fit_module.leave_one_source_out(examples, settings, jobs=1, folds=2)
+    assert len(trained_on) == 2  # two groups of sources, not five
+    assert sorted(id(p.example) for p in predictions) == sorted(id(e) for e in examples)
+    assert all(source not in scored_by[source] for source in scored_by) and len(scored_by) == 5

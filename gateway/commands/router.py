@@ -34,6 +34,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="store this threshold instead of choosing one by leave-one-source-out evaluation",
     )
+    p.add_argument(
+        "--folds",
+        type=int,
+        default=12,
+        help="hold the sources out in this many groups to choose the threshold (0: one source at a time)",
+    )
     p.add_argument("--out", type=Path, required=True, help="the model file to write (.json.gz)")
     p.add_argument("--card", type=Path, help="also write a model card (Markdown): sources, licences, figures")
     p.set_defaults(func=_train)
@@ -72,9 +78,10 @@ def _train(args: argparse.Namespace) -> int:
                 threshold = 0.5
                 print("one source only: no leave-one-source-out evaluation; threshold 0.5")
             else:
-                held_out = leave_one_source_out(examples, settings)
+                held_out = leave_one_source_out(examples, settings, folds=args.folds or None)
                 threshold = choose_threshold(held_out)
-                print("\nLeave-one-source-out (each source scored by a model that never saw it):\n")
+                how = f"in {args.folds} groups" if 0 < args.folds < len(sources) else "one at a time"
+                print(f"\nSources held out {how} (each scored by a model that never saw it):\n")
                 print(per_group(held_out, threshold, lambda p: p.example.source, "held-out source"))
                 print()
                 print(sweep(held_out))
@@ -86,7 +93,12 @@ def _train(args: argparse.Namespace) -> int:
     model.save(args.out)
     size = args.out.stat().st_size
     if args.card:
-        args.card.write_text(model_card(model, examples, held_out, size), encoding="utf-8")
+        args.card.write_text(
+            model_card(
+                model, examples, held_out, size, args.folds if 0 < args.folds < len(sources) else None
+            ),
+            encoding="utf-8",
+        )
     print(
         f"\nwrote {args.out}: {len(model.heads)} head(s), {model.feature_count} weights, "
         f"{size / 1024:.0f} KiB, threshold {threshold:.2f}"

@@ -1,7 +1,9 @@
 """The difficulty scorer: the probability that a request needs the autoregressive backend.
 
-A logistic model over the binary features of ``gateway.routing.text``: the score of a request is
-``sigmoid(bias + the sum of the weights of its features)``. The features are the newest user turn's, and
+Logistic models over the binary features of ``gateway.routing.text``: with one head the score of a
+request is ``sigmoid(bias + the sum of the weights of its features)``; the shipped model has a head per
+group of training categories, and the score is the hard heads' share of their probabilities
+(``ScorerModel``). The features are the newest user turn's, and
 its context's (the system prompt and the previous user turns, see features.conversation) under a
 ``c:`` prefix, word pairs left out. The context has weights of its own, learned from the conversations in
 the training data: a hard conversation stays hard on its follow-ups ("now prove the converse") and a

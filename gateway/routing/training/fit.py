@@ -237,54 +237,77 @@ def predict(model: ScorerModel, examples: Sequence[Example]) -> list[Prediction]
 
 
 def leave_one_source_out(
-    examples: Sequence[Example], settings: FitSettings, *, jobs: int | None = None
+    examples: Sequence[Example], settings: FitSettings, *, jobs: int | None = None, folds: int | None = None
 ) -> list[Prediction]:
-    """Each source's examples scored by a model trained on every other source.
+    """Each source's examples scored by a model trained on every other source; with ``folds``, the
+    sources dealt in turn (sorted by name) into that many groups, each group held out together: every
+    source is still scored by a model that never saw it, from ``folds`` fits instead of one per source
+    (`gateway router train`: a four-head model's 84 folds take ~15 minutes on 2 cores, 12 a few).
 
     The folds run in ``jobs`` threads (default: one per core, at most 4): liblinear releases the GIL
-    while it fits, which is most of a fold, so 2 cores halve the time `gateway router train` takes.
-    The result does not depend on ``jobs`` (each fold is seeded and independent).
+    while it fits, which is most of a fold, so 2 cores halve the time. The result does not depend on
+    ``jobs`` (each fold is seeded and independent).
     """
     sources = sorted({e.source for e in examples})
+    groups = (
+        [sources[i::folds] for i in range(folds)]
+        if folds and folds < len(sources)
+        else [[s] for s in sources]
+    )
     rows = [_features(e) for e in examples]  # once, not once per fold
     meaning = (
         meaning_matrix(rows, load_word_vectors(), settings.meaning_scale) if settings.meaning_scale else None
     )
 
-    def fold(held: str) -> list[Prediction]:
-        train = [i for i, e in enumerate(examples) if e.source != held]
+    def fold(held_sources: list[str]) -> list[Prediction]:
+        held = set(held_sources)
+        train = [i for i, e in enumerate(examples) if e.source not in held]
         if len({examples[i].label for i in train}) < 2:
-            return []  # nothing to learn from without this source
+            return []  # nothing to learn from without these sources
         model = fit(
             [examples[i] for i in train],
             settings,
             rows=[rows[i] for i in train],
             meaning=None if meaning is None else meaning[train],
         )
-        return predict(model, [e for e in examples if e.source == held])
+        return predict(model, [e for e in examples if e.source in held])
 
     workers = jobs or min(4, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return [p for predictions in pool.map(fold, sources) for p in predictions]
+        return [p for predictions in pool.map(fold, groups) for p in predictions]
+
+
+# Thresholds whose balanced accuracy is within this of the best count as equally good (choose_threshold).
+NEAR_BEST = 0.001
 
 
 def choose_threshold(predictions: Sequence[Prediction]) -> float:
-    """The threshold with the best balanced accuracy (the mean of the hard and the easy recall).
+    """The threshold with the best balanced accuracy (the mean of the hard and the easy recall), and
+    among those within NEAR_BEST of it, the one whose worst class (category) does best.
 
     Balanced, because the two errors cost differently but both matter: a hard request on the diffusion
     backend is a wrong answer, an easy one on the autoregressive backend is a slow one; an operator who
-    weighs them differently sets routing.scorer.threshold (README, Routing).
+    weighs them differently sets routing.scorer.threshold (README, Routing). Then the worst class,
+    because balanced accuracy is flat near its best (issue 15: the four-head model's held-out scores
+    were within 0.1 point of it from 0.50 to 0.58), where a few hundredths move errors between classes
+    and the mean does not notice: there the threshold that fails its weakest class least is chosen.
+    With labels alone (an operator's data) the classes are hard and easy: the fairer of the two recalls.
     """
-    best, best_value = 0.5, -1.0
-    for step in range(5, 96):
-        threshold = step / 100
-        value = balanced_accuracy(predictions, threshold)
-        # Ties go to the threshold nearest 0.5: the least surprising choice.
-        if value > best_value + 1e-9 or (
-            abs(value - best_value) <= 1e-9 and abs(threshold - 0.5) < abs(best - 0.5)
-        ):
-            best, best_value = threshold, value
-    return best
+    values = {step / 100: balanced_accuracy(predictions, step / 100) for step in range(5, 96)}
+    best = max(values.values())
+    near = [t for t, v in values.items() if v >= best - NEAR_BEST - 1e-12]
+    by_class: dict[str, list[Prediction]] = {}
+    for p in predictions:
+        by_class.setdefault(p.example.category, []).append(p)
+
+    def worst(threshold: float) -> float:
+        return min(
+            sum((p.score >= threshold) == (p.example.label == "hard") for p in rows) / len(rows)
+            for rows in by_class.values()
+        )
+
+    # Ties go to the threshold nearest 0.5: the least surprising choice.
+    return max(near, key=lambda t: (round(worst(t), 9), -abs(t - 0.5)))
 
 
 def recall(predictions: Sequence[Prediction], threshold: float, label: str) -> float:
