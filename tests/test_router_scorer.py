@@ -436,6 +436,7 @@ def test_a_model_of_several_heads_scores_the_hard_heads_share(tmp_path: Path) ->
         (_model_bytes(weights={}), "holds no weights"),
         (_model_bytes(weights={"w:x": "heavy"}), "malformed"),
         (_model_bytes(weights={"w:x": float("nan")}), "not a finite number"),
+        (_model_bytes(weights={"w:x": 2e6}), "out of range"),
         (_model_bytes(threshold=1.5), "out of range"),
         (_model_bytes(bias=None), "malformed"),
         (_model_bytes(meaning={"q:": {"a": 1.0}}), "malformed meaning weights"),

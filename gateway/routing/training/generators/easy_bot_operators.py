@@ -16,7 +16,7 @@ import random
 from gateway.routing.training.generators.easy_common import chat, make, noisy, pick
 from gateway.routing.training.sources import Messages, Source
 
-__all__ = ["SOURCES"]
+__all__ = ["SOURCES", "operator_prompt"]
 
 _WHO = (
     ("Pip", "the Bean There café in Leeds"),
@@ -118,6 +118,13 @@ def _system(rng: random.Random, bot: str, place: str) -> str:
     else:
         body = "\n".join(f"{i}. {r}" for i, r in enumerate(rules, 1))
     return (pick(rng, _OPENING) + ("\n" if layout >= 0.4 else " ") + body).format(bot=bot, place=place)
+
+
+def operator_prompt(rng: random.Random) -> str:
+    """A system prompt as an operator writes one for a shop's, a club's or a class's bot (a list of
+    rules); hard_context.py asks hard problems under them."""
+    bot, place = pick(rng, _WHO)
+    return _system(rng, bot, place)
 
 
 def _draw(rng: random.Random) -> Messages:

@@ -5,6 +5,11 @@ only in the system prompt, or a follow-up turn after a hard one, stays on diffus
 - gen:system-task: the problem sits in the system prompt (a tutoring app, a puzzle bot, an exam
   checker) and the user turn is a bare "go" or "give me a hint".
 - gen:followup-chain: several hard exchanges, then a terse follow-up in the newest turn.
+- gen:bot-task: a hard problem in the newest turn, sent to a bot whose operator's system prompt is a
+  list of rules (the easy gen:bot-operators' prompts): such a prompt sits above small talk in the easy
+  sources, and with a head per group of categories the small-talk head read it as small talk whatever
+  the turn said (issue 15: "Three runners finish: Ana is not first..." under a running club's bot scored
+  0.55, under the threshold; alone 0.95).
 
 Both borrow their problems from the other hard families, so holding one of them out tests whether the
 scorer reads the context, not whether it knows a puzzle's wording.
@@ -15,6 +20,7 @@ from __future__ import annotations
 import random
 
 from gateway.routing.training.generators import (
+    easy_bot_operators,
     hard_analysis,
     hard_deduction,
     hard_math,
@@ -111,7 +117,18 @@ def _followup_chain(rng: random.Random) -> Messages:
     return messages
 
 
+def _bot_task(rng: random.Random) -> Messages:
+    messages: Messages = [{"role": "system", "content": easy_bot_operators.operator_prompt(rng)}]
+    if rng.random() < 0.3:
+        messages.append({"role": "user", "content": pick(rng, ("hi!", "hey", "good morning", "hello there"))})
+        messages.append({"role": "assistant", "content": pick(rng, ("Hi! How can I help?", "Hello! 😊"))})
+    lead = pick(rng, ("", "", "quick one: ", "my kid brought this home, ", "settle a bet for us: "))
+    messages.append({"role": "user", "content": lead + _problem(rng)})
+    return messages
+
+
 SOURCES: tuple[Source, ...] = (
     Source("gen:system-task", "hard", "reasoning", LICENCE, _system_task),
     Source("gen:followup-chain", "hard", "reasoning", LICENCE, _followup_chain),
+    Source("gen:bot-task", "hard", "reasoning", LICENCE, _bot_task),
 )
