@@ -27,7 +27,7 @@ a new way of writing needs (issue 15: held out, small talk 89 -> 91 %, code in w
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,14 +129,14 @@ class ScorerModel:
     95.7 -> 95.8 % together; a sum of linear parts cannot say "numbers AND feelings is small talk, numbers
     alone a word problem", a mixture of heads can).
 
-    Weights are kept packed (``_Packed``: every head's weight of a row in one integer), indexed through
-    one dict per table (features; each meaning block's words, keyed by their feature name): scoring
-    intersects a dict with the features of the side it reads (a set operation in C over the request's
-    few hundred features) and sums the packed rows found, every head at once and exactly (the same
-    score whatever order a set iterates in, which changes with each process's hash seed).
+    Each table (the turn's features, the context's, each meaning block's words keyed by their feature
+    name) is a dict from a feature to its weights packed in one integer (``_pack``): scoring intersects
+    a dict with the features of the side it reads (a set operation in C over the request's few hundred
+    features) and sums the packed values found, every head at once and exactly (the same score whatever
+    order a set iterates in, which changes with each process's hash seed).
     """
 
-    __slots__ = ("_blocks", "_context", "_hard", "_own", "_weights", "bias", "heads", "meta", "threshold")
+    __slots__ = ("_blocks", "_context", "_hard", "_own", "bias", "heads", "meta", "threshold")
 
     def __init__(
         self,
@@ -196,12 +196,12 @@ class ScorerModel:
         self.bias = _per_head(bias, len(self.heads), "bias")
         self.threshold = threshold
         self.meta = meta if meta is not None else {}
-        rows, self._weights = _table(*weights, len(self.heads), "weights")
-        # The turn's weights and the context's apart, sharing the columns: each is intersected with the
-        # side it can hold (a context weight is never among the turn's features).
-        self._own = {f: r for f, r in rows.items() if not f.startswith("c:")}
-        self._context = {f: r for f, r in rows.items() if f.startswith("c:")}
-        self._blocks: dict[str, tuple[dict[str, int], _Packed]] = {}
+        table = _table(*weights, len(self.heads), "weights")
+        # The turn's weights and the context's apart: each is intersected with the side it can hold (a
+        # context weight is never among the turn's features).
+        self._own = {f: v for f, v in table.items() if not f.startswith("c:")}
+        self._context = {f: v for f, v in table.items() if f.startswith("c:")}
+        self._blocks: dict[str, dict[str, int]] = {}
         for block, (words, values) in meaning.items():
             self._blocks[block] = _table([block + w for w in words], values, len(self.heads), block)
         self._hard = tuple(h.hard for h in self.heads)
@@ -215,7 +215,7 @@ class ScorerModel:
     @property
     def meaning_count(self) -> int:
         """Meaning weights per head: words x blocks."""
-        return sum(len(index) for index, _ in self._blocks.values())
+        return sum(map(len, self._blocks.values()))
 
     def finite(self) -> bool:
         """Whether the bias is finite (the tables refuse NaN and infinity as they are packed)."""
@@ -223,15 +223,12 @@ class ScorerModel:
 
     def weights_of(self, feature: str) -> tuple[float, ...]:
         """A feature's weight in each head (zeros for a feature the model does not know)."""
-        row = self._context.get(feature) if feature.startswith("c:") else self._own.get(feature)
-        return (0.0,) * len(self.heads) if row is None else self._weights.row(row)
+        packed = self._context.get(feature) if feature.startswith("c:") else self._own.get(feature)
+        return (0.0,) * len(self.heads) if packed is None else _unpack(packed, len(self.heads))
 
     def meaning_of(self, block: str, word: str) -> tuple[float, ...] | None:
-        if block not in self._blocks:
-            return None
-        index, packed = self._blocks[block]
-        row = index.get(block + word)
-        return None if row is None else packed.row(row)
+        packed = self._blocks.get(block, {}).get(block + word)
+        return None if packed is None else _unpack(packed, len(self.heads))
 
     # ---- scoring ---------------------------------------------------------------------------------
 
@@ -244,8 +241,8 @@ class ScorerModel:
 
     def _sums(self, own_features: set[str], context_features: set[str]) -> tuple[list[float], list[float]]:
         """What the newest turn's features and the context's add to each head's logit."""
-        own = _rows_sum(self._own, self._weights, own_features)
-        context = _rows_sum(self._context, self._weights, context_features)
+        own = _table_sum(self._own, own_features, len(self.heads))
+        context = _table_sum(self._context, context_features, len(self.heads))
         for block, values in self._meanings(own_features, context_features):
             side = context if block.startswith(CONTEXT_MEANING) else own
             for k, v in enumerate(values):
@@ -256,11 +253,11 @@ class ScorerModel:
         """Each meaning block's contribution to each head: the mean of the weights of its words present,
         shrunk towards 0 by MEANING_PRIOR words of weight 0."""
         out = []
-        for block, (index, packed) in self._blocks.items():
+        for block, table in self._blocks.items():
             features = context_features if block.startswith("c:") else own_features
-            hits = index.keys() & features
+            hits = table.keys() & features
             if hits:
-                values = _rows_sum(index, packed, hits)
+                values = _table_sum(table, hits, len(self.heads))
                 out.append((MEANING + block, [v / (len(hits) + MEANING_PRIOR) for v in values]))
         return out
 
@@ -312,24 +309,24 @@ class ScorerModel:
             data: dict[str, Any] = {
                 "format": FORMAT,
                 "bias": self.bias[0],
-                "weights": {f: self._weights.value(r, 0) for f, r in features},
+                "weights": {f: _unpack(v, 1)[0] for f, v in features},
             }
             if self._blocks:
                 data["meaning"] = {
-                    block: {key[len(block) :]: packed.value(r, 0) for key, r in index.items()}
-                    for block, (index, packed) in self._blocks.items()
+                    block: {key[len(block) :]: _unpack(v, 1)[0] for key, v in table.items()}
+                    for block, table in self._blocks.items()
                 }
         else:
             data = {
                 "format": FORMAT_HEADS,
                 "heads": [{"name": h.name, "hard": h.hard} for h in self.heads],
                 "bias": list(self.bias),
-                "weights": _columns_json([f for f, _ in features], [r for _, r in features], self._weights),
+                "weights": _columns_json(features, len(self.heads)),
             }
             if self._blocks:
                 data["meaning"] = {
-                    block: _columns_json([k[len(block) :] for k in index], list(index.values()), packed)
-                    for block, (index, packed) in self._blocks.items()
+                    block: _columns_json([(k[len(block) :], v) for k, v in table.items()], len(self.heads))
+                    for block, table in self._blocks.items()
                 }
         return {**data, "threshold": self.threshold, "meta": self.meta}
 
@@ -342,49 +339,39 @@ class ScorerModel:
     __hash__ = None  # type: ignore[assignment]  # mutable-looking tables: compared, never hashed
 
 
-class _Packed:
-    """A table's weights, every head's weight of a row packed in one integer: ``LANE`` bits per head,
-    each the weight in millionths plus ``OFFSET`` (so no lane is negative). The sum of packed rows is
-    then the packed sums, exactly (integers), of every head at once: one ``sum`` over the rows a
-    request hits instead of one per head (issue 15: four heads summed one by one took an 8,000-character
-    turn of varied words from 313 to 454 µs, past its 400 µs budget). A lane holds the sum of up to 2**23
-    rows before it could carry into the next; a table has tens of thousands."""
+# Weights are packed, every head's weight of a feature in one integer: LANE bits per head, each the
+# weight in millionths plus OFFSET (so that no lane is negative). The sum of packed values is then the
+# packed sums of every head at once, exactly (integers): one ``sum`` over the features a request hits
+# instead of one per head (issue 15: four sums, one per head, took the bench's varied 8,000-character
+# turn from 313 to 454 µs, past its 400 µs budget). A lane holds the sum of 2**23 values before it could
+# carry into the next, and a table has tens of thousands.
+_LANE = 64
+_OFFSET = 1 << 40
+_SCALE = 10**6  # stored weights have at most 4 decimals (meaning weights 3): kept exactly
+_LIMIT = 10**6  # |weight| below this fits a lane with room for the sums
 
-    LANE = 64
-    OFFSET = 1 << 40
-    SCALE = 10**6  # weights are stored with at most 4 decimals (meaning weights 3): kept exactly
-    LIMIT = 10**6  # |weight| below this fits a lane with room for the sums
-    __slots__ = ("heads", "values")
 
-    def __init__(self, columns: Sequence[Sequence[float]], name: str) -> None:
-        self.heads = len(columns)
-        self.values: list[int] = []
-        for row in zip(*columns, strict=True):
-            packed = 0
-            for k, weight in enumerate(row):
-                weight = float(weight)
-                if not math.isfinite(weight):
-                    raise ValueError(f"{name!r} holds a weight that is not a finite number")
-                if abs(weight) >= self.LIMIT:
-                    raise ValueError(f"{name!r} holds a weight out of range: {weight}")
-                packed |= (round(weight * self.SCALE) + self.OFFSET) << (self.LANE * k)
-            self.values.append(packed)
+def _pack(weights: Sequence[float], name: str) -> int:
+    packed = 0
+    for k, weight in enumerate(weights):
+        if not math.isfinite(weight):
+            raise ValueError(f"{name!r} holds a weight that is not a finite number")
+        if abs(weight) >= _LIMIT:
+            raise ValueError(f"{name!r} holds a weight out of range: {weight}")
+        packed |= (round(weight * _SCALE) + _OFFSET) << (_LANE * k)
+    return packed
 
-    def value(self, row: int, head: int) -> float:
-        lane = (self.values[row] >> (self.LANE * head)) & ((1 << self.LANE) - 1)
-        return (lane - self.OFFSET) / self.SCALE
 
-    def row(self, row: int) -> tuple[float, ...]:
-        return tuple(self.value(row, k) for k in range(self.heads))
+def _unpack(packed: int, heads: int, count: int = 1) -> tuple[float, ...]:
+    """The heads' weights of a packed value, or of a sum of ``count`` packed values."""
+    mask = (1 << _LANE) - 1
+    return tuple((((packed >> (_LANE * k)) & mask) - count * _OFFSET) / _SCALE for k in range(heads))
 
-    def sum(self, rows: Iterable[int], count: int) -> list[float]:
-        """Each head's sum of the weights of ``count`` rows."""
-        total = sum(map(self.values.__getitem__, rows))
-        mask = (1 << self.LANE) - 1
-        return [
-            (((total >> (self.LANE * k)) & mask) - count * self.OFFSET) / self.SCALE
-            for k in range(self.heads)
-        ]
+
+def _table_sum(table: dict[str, int], features: set[str], heads: int) -> list[float]:
+    """Each head's sum of the weights of the table's features among ``features``."""
+    hits = table.keys() & features
+    return list(_unpack(sum(map(table.__getitem__, hits)), heads, len(hits)))
 
 
 def _per_head(value: float | Sequence[float], heads: int, name: str) -> tuple[float, ...]:
@@ -394,29 +381,27 @@ def _per_head(value: float | Sequence[float], heads: int, name: str) -> tuple[fl
     return values
 
 
-def _table(
-    keys: Sequence[str], columns: Sequence[Sequence[float]], heads: int, name: str
-) -> tuple[dict[str, int], _Packed]:
-    """An index of ``keys`` and their packed weights; ValueError when the columns do not fit them."""
+def _table(keys: Sequence[str], columns: Sequence[Sequence[float]], heads: int, name: str) -> dict[str, int]:
+    """``keys`` and their packed weights; ValueError when the columns do not fit them."""
     if len(columns) != heads or any(len(c) != len(keys) for c in columns):
         raise ValueError(f"{name!r} needs {heads} column(s) of {len(keys)} weights")
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"{name!r} names a feature twice")
-    return {k: i for i, k in enumerate(keys)}, _Packed(columns, name)
-
-
-def _columns_json(keys: list[str], rows: list[int], packed: _Packed) -> dict[str, Any]:
-    if any("\n" in k for k in keys):
-        raise ValueError("a feature name holds a line break")
-    return {
-        "keys": "\n".join(keys),
-        "heads": [" ".join(repr(packed.value(r, k)) for r in rows) for k in range(packed.heads)],
+    table = {
+        k: _pack([float(w) for w in row], name)
+        for k, row in zip(keys, zip(*columns, strict=True), strict=True)
     }
+    if len(table) != len(keys):
+        raise ValueError(f"{name!r} names a feature twice")
+    return table
 
 
-def _rows_sum(index: dict[str, int], packed: _Packed, features: set[str]) -> list[float]:
-    hits = index.keys() & features
-    return packed.sum(map(index.__getitem__, hits), len(hits))
+def _columns_json(items: Sequence[tuple[str, int]], heads: int) -> dict[str, Any]:
+    if any("\n" in k for k, _ in items):
+        raise ValueError("a feature name holds a line break")
+    rows = [_unpack(v, heads) for _, v in items]
+    return {
+        "keys": "\n".join(k for k, _ in items),
+        "heads": [" ".join(repr(r[k]) for r in rows) for k in range(heads)],
+    }
 
 
 def _sigmoid(x: float) -> float:

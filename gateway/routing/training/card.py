@@ -73,7 +73,7 @@ def model_card(
         f"- Heads: {_heads(model)}.",
         f"- File: {size / 1024:.0f} KiB gzip'd JSON, {model.feature_count} weights and "
         f"{model.meaning_count} meaning weights per head, bias {', '.join(map(str, model.bias))}.",
-        f"- Threshold: {model.threshold:.2f}, chosen on the leave-one-source-out scores below: the best "
+        f"- Threshold: {model.threshold:.2f}, chosen on the held-out scores below: the best "
         "balanced accuracy (the mean of the hard and the easy recall), and among the thresholds within 0.1 "
         "point of it, the one whose worst class does best.",
         f"- Examples: {len(examples)} from {len(counts)} sources.",
