@@ -34,7 +34,8 @@ from gateway.proxy.handler import ProxyHandler
 from gateway.record import RequestRecord
 from gateway.routing.embedding import SecondStage, second_stage_for
 from gateway.routing.health import probe_forever
-from gateway.routing.scorer import ModelError, ScorerModel, scorer_for
+from gateway.routing.scorer import ModelError, ScorerModel
+from gateway.routing.scorer_file import scorer_for
 from gateway.routing.state import BackendPool, SharedCount
 from gateway.server import serving_collections
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever

@@ -26,10 +26,9 @@ from gateway.routing.scorer import (
     Head,
     ModelError,
     ScorerModel,
-    load_model,
-    parse_model,
     request_features,
 )
+from gateway.routing.scorer_file import load_model, parse_model
 from gateway.routing.settings import RoutingSettings, RuleConditions, ScorerSettings
 from gateway.routing.text import HEAD_CHARS, TAIL_CHARS, featurize, split_payload
 

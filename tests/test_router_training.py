@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gateway.cli import main
-from gateway.routing.scorer import load_model
+from gateway.routing.scorer_file import load_model
 from gateway.routing.training.data import DataError, builtin_examples, builtin_sources, load_jsonl
 from gateway.routing.training.sources import Example
 

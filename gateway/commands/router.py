@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from gateway.routing.scorer import DEFAULT_MODEL, ModelError, load_model
+from gateway.routing.scorer import DEFAULT_MODEL, ModelError
+from gateway.routing.scorer_file import load_model
 
 __all__ = ["add_parser"]
 

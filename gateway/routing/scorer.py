@@ -34,7 +34,7 @@ from typing import Any
 
 from gateway.errors import ModelError
 from gateway.routing import model_file
-from gateway.routing.settings import ScorerSettings
+from gateway.routing import weights as tables
 from gateway.routing.text import featurize
 
 __all__ = [
@@ -48,10 +48,7 @@ __all__ = [
     "ModelError",
     "ScorerModel",
     "describe_feature",
-    "load_model",
-    "parse_model",
     "request_features",
-    "scorer_for",
 ]
 
 FORMAT = "gateway-router/1"  # one head
@@ -111,9 +108,6 @@ class Head:
     hard: bool  # whether its group belongs on the autoregressive backend
 
 
-# A table's keys (features, or a block's words) and one column of weights per head.
-Columns = tuple[Sequence[str], Sequence[Sequence[float]]]
-
 # A model of one head is a plain logistic regression, hard against easy (format 1, and what a model
 # trained on hard/easy labels alone is).
 ONE_HEAD = (Head("hard", True),)
@@ -151,10 +145,10 @@ class ScorerModel:
         by block, then word, likewise. (``from_columns`` takes the same as one column per head.)"""
         k = len(heads)
 
-        def columns(table: Mapping[str, float | Sequence[float]]) -> Columns:
+        def columns(table: Mapping[str, float | Sequence[float]]) -> tables.Columns:
             out: list[list[float]] = [[] for _ in range(k)]
             for name, value in table.items():
-                for column, v in zip(out, _per_head(value, k, name), strict=True):
+                for column, v in zip(out, tables.per_head(value, k, name), strict=True):
                     column.append(v)
             return list(table), out
 
@@ -170,11 +164,11 @@ class ScorerModel:
     @classmethod
     def from_columns(
         cls,
-        weights: Columns,
+        weights: tables.Columns,
         bias: float | Sequence[float],
         threshold: float,
         meta: dict[str, Any] | None = None,
-        meaning: Mapping[str, Columns] | None = None,
+        meaning: Mapping[str, tables.Columns] | None = None,
         heads: Sequence[Head] = ONE_HEAD,
     ) -> ScorerModel:
         """The model of features and, per head, a column of their weights (and per meaning block, its
@@ -189,21 +183,21 @@ class ScorerModel:
         bias: float | Sequence[float],
         threshold: float,
         meta: dict[str, Any] | None,
-        weights: Columns,
-        meaning: Mapping[str, Columns],
+        weights: tables.Columns,
+        meaning: Mapping[str, tables.Columns],
     ) -> None:
         self.heads = tuple(heads)
-        self.bias = _per_head(bias, len(self.heads), "bias")
+        self.bias = tables.per_head(bias, len(self.heads), "bias")
         self.threshold = threshold
         self.meta = meta if meta is not None else {}
-        table = _table(*weights, len(self.heads), "weights")
+        table = tables.table(*weights, len(self.heads), "weights")
         # The turn's weights and the context's apart: each is intersected with the side it can hold (a
         # context weight is never among the turn's features).
         self._own = {f: v for f, v in table.items() if not f.startswith("c:")}
         self._context = {f: v for f, v in table.items() if f.startswith("c:")}
         self._blocks: dict[str, dict[str, int]] = {}
         for block, (words, values) in meaning.items():
-            self._blocks[block] = _table([block + w for w in words], values, len(self.heads), block)
+            self._blocks[block] = tables.table([block + w for w in words], values, len(self.heads), block)
         self._hard = tuple(h.hard for h in self.heads)
 
     # ---- reading ---------------------------------------------------------------------------------
@@ -224,11 +218,11 @@ class ScorerModel:
     def weights_of(self, feature: str) -> tuple[float, ...]:
         """A feature's weight in each head (zeros for a feature the model does not know)."""
         packed = self._context.get(feature) if feature.startswith("c:") else self._own.get(feature)
-        return (0.0,) * len(self.heads) if packed is None else _unpack(packed, len(self.heads))
+        return (0.0,) * len(self.heads) if packed is None else tables.unpack(packed, len(self.heads))
 
     def meaning_of(self, block: str, word: str) -> tuple[float, ...] | None:
         packed = self._blocks.get(block, {}).get(block + word)
-        return None if packed is None else _unpack(packed, len(self.heads))
+        return None if packed is None else tables.unpack(packed, len(self.heads))
 
     # ---- scoring ---------------------------------------------------------------------------------
 
@@ -241,8 +235,8 @@ class ScorerModel:
 
     def _sums(self, own_features: set[str], context_features: set[str]) -> tuple[list[float], list[float]]:
         """What the newest turn's features and the context's add to each head's logit."""
-        own = _table_sum(self._own, own_features, len(self.heads))
-        context = _table_sum(self._context, context_features, len(self.heads))
+        own = tables.table_sum(self._own, own_features, len(self.heads))
+        context = tables.table_sum(self._context, context_features, len(self.heads))
         for block, values in self._meanings(own_features, context_features):
             side = context if block.startswith(CONTEXT_MEANING) else own
             for k, v in enumerate(values):
@@ -257,7 +251,7 @@ class ScorerModel:
             features = context_features if block.startswith("c:") else own_features
             hits = table.keys() & features
             if hits:
-                values = _table_sum(table, hits, len(self.heads))
+                values = tables.table_sum(table, hits, len(self.heads))
                 out.append((MEANING + block, [v / (len(hits) + MEANING_PRIOR) for v in values]))
         return out
 
@@ -309,11 +303,11 @@ class ScorerModel:
             data: dict[str, Any] = {
                 "format": FORMAT,
                 "bias": self.bias[0],
-                "weights": {f: _unpack(v, 1)[0] for f, v in features},
+                "weights": {f: tables.unpack(v, 1)[0] for f, v in features},
             }
             if self._blocks:
                 data["meaning"] = {
-                    block: {key[len(block) :]: _unpack(v, 1)[0] for key, v in table.items()}
+                    block: {key[len(block) :]: tables.unpack(v, 1)[0] for key, v in table.items()}
                     for block, table in self._blocks.items()
                 }
         else:
@@ -321,11 +315,13 @@ class ScorerModel:
                 "format": FORMAT_HEADS,
                 "heads": [{"name": h.name, "hard": h.hard} for h in self.heads],
                 "bias": list(self.bias),
-                "weights": _columns_json(features, len(self.heads)),
+                "weights": tables.columns_json(features, len(self.heads)),
             }
             if self._blocks:
                 data["meaning"] = {
-                    block: _columns_json([(k[len(block) :], v) for k, v in table.items()], len(self.heads))
+                    block: tables.columns_json(
+                        [(k[len(block) :], v) for k, v in table.items()], len(self.heads)
+                    )
                     for block, table in self._blocks.items()
                 }
         return {**data, "threshold": self.threshold, "meta": self.meta}
@@ -337,71 +333,6 @@ class ScorerModel:
         return isinstance(other, ScorerModel) and self.to_json() == other.to_json()
 
     __hash__ = None  # type: ignore[assignment]  # mutable-looking tables: compared, never hashed
-
-
-# Weights are packed, every head's weight of a feature in one integer: LANE bits per head, each the
-# weight in millionths plus OFFSET (so that no lane is negative). The sum of packed values is then the
-# packed sums of every head at once, exactly (integers): one ``sum`` over the features a request hits
-# instead of one per head (issue 15: four sums, one per head, took the bench's varied 8,000-character
-# turn from 313 to 454 µs, past its 400 µs budget). A lane holds the sum of 2**23 values before it could
-# carry into the next, and a table has tens of thousands.
-_LANE = 64
-_OFFSET = 1 << 40
-_SCALE = 10**6  # stored weights have at most 4 decimals (meaning weights 3): kept exactly
-_LIMIT = 10**6  # |weight| below this fits a lane with room for the sums
-
-
-def _pack(weights: Sequence[float], name: str) -> int:
-    packed = 0
-    for k, weight in enumerate(weights):
-        if not math.isfinite(weight):
-            raise ValueError(f"{name!r} holds a weight that is not a finite number")
-        if abs(weight) >= _LIMIT:
-            raise ValueError(f"{name!r} holds a weight out of range: {weight}")
-        packed |= (round(weight * _SCALE) + _OFFSET) << (_LANE * k)
-    return packed
-
-
-def _unpack(packed: int, heads: int, count: int = 1) -> tuple[float, ...]:
-    """The heads' weights of a packed value, or of a sum of ``count`` packed values."""
-    mask = (1 << _LANE) - 1
-    return tuple((((packed >> (_LANE * k)) & mask) - count * _OFFSET) / _SCALE for k in range(heads))
-
-
-def _table_sum(table: dict[str, int], features: set[str], heads: int) -> list[float]:
-    """Each head's sum of the weights of the table's features among ``features``."""
-    hits = table.keys() & features
-    return list(_unpack(sum(map(table.__getitem__, hits)), heads, len(hits)))
-
-
-def _per_head(value: float | Sequence[float], heads: int, name: str) -> tuple[float, ...]:
-    values = (float(value),) if isinstance(value, int | float) else tuple(float(v) for v in value)
-    if len(values) != heads:
-        raise ValueError(f"{name!r} has {len(values)} weights for {heads} heads")
-    return values
-
-
-def _table(keys: Sequence[str], columns: Sequence[Sequence[float]], heads: int, name: str) -> dict[str, int]:
-    """``keys`` and their packed weights; ValueError when the columns do not fit them."""
-    if len(columns) != heads or any(len(c) != len(keys) for c in columns):
-        raise ValueError(f"{name!r} needs {heads} column(s) of {len(keys)} weights")
-    table = {
-        k: _pack([float(w) for w in row], name)
-        for k, row in zip(keys, zip(*columns, strict=True), strict=True)
-    }
-    if len(table) != len(keys):
-        raise ValueError(f"{name!r} names a feature twice")
-    return table
-
-
-def _columns_json(items: Sequence[tuple[str, int]], heads: int) -> dict[str, Any]:
-    if any("\n" in k for k, _ in items):
-        raise ValueError("a feature name holds a line break")
-    rows = [_unpack(v, heads) for _, v in items]
-    return {
-        "keys": "\n".join(k for k, _ in items),
-        "heads": [" ".join(repr(r[k]) for r in rows) for k in range(heads)],
-    }
 
 
 def _sigmoid(x: float) -> float:
@@ -432,81 +363,3 @@ def describe_feature(feature: str) -> str:
     if kind == "s":
         return value
     return feature
-
-
-def scorer_for(settings: ScorerSettings) -> ScorerModel | None:
-    """The model routing.scorer names, loaded now (start-up), or None when the scorer is off."""
-    return load_model(settings.model) if settings.enabled else None
-
-
-def load_model(name_or_path: str | Path = DEFAULT_MODEL) -> ScorerModel:
-    """The shipped model (``"default"``) or a model file written by ``gateway router train``."""
-    raw, label = model_file.read(name_or_path, "default.json.gz", "routing model")
-    model = parse_model(raw, label)
-    del raw
-    model_file.give_back_freed_memory()
-    return model
-
-
-def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
-    data = model_file.decode(raw, label, (FORMAT, FORMAT_HEADS), " (see gateway router train)")
-    weights = data.get("weights")
-    if not isinstance(weights, dict) or not weights:
-        raise ModelError(f"{label} holds no weights")
-    heads = _heads(data, label)
-    meaning = data.get("meaning", {})
-    if not isinstance(meaning, dict) or not set(meaning) <= set(MEANING_BLOCKS):
-        raise ModelError(f"{label} has malformed meaning weights (blocks {', '.join(MEANING_BLOCKS)} only)")
-    if not all(isinstance(table, dict) for table in meaning.values()):
-        raise ModelError(f"{label} has malformed meaning weights")
-    try:
-        threshold = float(data["threshold"])
-        meta = data.get("meta")
-        meta = meta if isinstance(meta, dict) else {}
-        if heads is ONE_HEAD:
-            model = ScorerModel(weights, data["bias"], threshold, meta, meaning)
-        else:
-            model = ScorerModel.from_columns(
-                _columns(weights),
-                data["bias"],
-                threshold,
-                meta,
-                {b: _columns(t) for b, t in meaning.items()},
-                heads,
-            )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelError(f"{label} is incomplete or malformed: {exc!r}") from exc
-    if not model.finite():
-        raise ModelError(f"{label} holds a weight that is not a finite number")
-    if not 0.0 < threshold < 1.0:
-        raise ModelError(f"{label} has threshold {threshold}, out of range (0, 1)")
-    return model
-
-
-def _columns(table: dict[str, Any]) -> Columns:
-    """A format-2 table: ``{"keys": "one\\ntwo...", "heads": ["0.5 -1.25 ...", ...]}``, its keys a
-    string of lines and each head's weights a string of numbers, so that reading it makes a few large
-    strings rather than a Python object per weight (whose memory the process would keep)."""
-    keys, columns = table["keys"], table["heads"]
-    if (
-        not isinstance(keys, str)
-        or not isinstance(columns, list)
-        or not all(isinstance(c, str) for c in columns)
-    ):
-        raise ValueError("a table needs keys (a string of lines) and heads (a string of numbers per head)")
-    return keys.split("\n") if keys else [], [[float(v) for v in c.split()] for c in columns]
-
-
-def _heads(data: dict[str, Any], label: str) -> tuple[Head, ...]:
-    if data["format"] == FORMAT:
-        return ONE_HEAD
-    raw = data.get("heads")
-    if not isinstance(raw, list) or not all(
-        isinstance(h, dict) and isinstance(h.get("name"), str) and isinstance(h.get("hard"), bool)
-        for h in raw
-    ):
-        raise ModelError(f'{label} has malformed heads (a list of {{"name": ..., "hard": true|false}})')
-    heads = tuple(Head(h["name"], h["hard"]) for h in raw)
-    if {h.hard for h in heads} != {True, False}:
-        raise ModelError(f"{label} needs a hard head and an easy one")
-    return heads
