@@ -124,7 +124,7 @@ class ScorerModel:
     alone a word problem", a mixture of heads can).
 
     Each table (the turn's features, the context's, each meaning block's words keyed by their feature
-    name) is a dict from a feature to its weights packed in one integer (``_pack``): scoring intersects
+    name) is a dict from a feature to its weights packed in one integer (``weights.py``): scoring intersects
     a dict with the features of the side it reads (a set operation in C over the request's few hundred
     features) and sums the packed values found, every head at once and exactly (the same score whatever
     order a set iterates in, which changes with each process's hash seed).
@@ -297,7 +297,7 @@ class ScorerModel:
     def to_json(self) -> dict[str, Any]:
         """Format 1 for a one-head model (as every earlier model file: a number per feature and word),
         format 2 for several heads: per table, its features (words) and one column of weights per head
-        (``_columns``)."""
+        (``weights.columns_of``)."""
         features = sorted({**self._own, **self._context}.items())
         if len(self.heads) == 1:
             data: dict[str, Any] = {
