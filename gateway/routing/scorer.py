@@ -251,7 +251,7 @@ class ScorerModel:
             features = context_features if block.startswith("c:") else own_features
             hits = table.keys() & features
             if hits:
-                values = tables.table_sum(table, hits, len(self.heads))
+                values = tables.sum_of(table, hits, len(self.heads))  # hits: already intersected
                 out.append((MEANING + block, [v / (len(hits) + MEANING_PRIOR) for v in values]))
         return out
 
@@ -278,19 +278,18 @@ class ScorerModel:
         logits = [b + o + c for b, o, c in zip(self.bias, own, from_context, strict=True)]
         value = self._probability(logits)
         _, hard, easy = self._margin(logits)
-        single = hard == easy
-        on_margin = from_context[hard] - (0.0 if single else from_context[easy])
+
+        def on_margin(values: Sequence[float]) -> float:  # a one-head model compares its head with 0
+            return values[hard] - (0.0 if hard == easy else values[easy])
+
         if not explain:
-            return Difficulty(value, on_margin)
-        weighted: list[tuple[str, float]] = []
+            return Difficulty(value, on_margin(from_context))
         present = (self._own.keys() & own_features) | (self._context.keys() & context_features)
-        for feature in present:
-            w = self.weights_of(feature)
-            weighted.append((feature, w[hard] - (0.0 if single else w[easy])))
+        weighted = [(feature, on_margin(self.weights_of(feature))) for feature in present]
         for block, values in self._meanings(own_features, context_features):
-            weighted.append((block, values[hard] - (0.0 if single else values[easy])))
+            weighted.append((block, on_margin(values)))
         top = sorted(weighted, key=lambda fw: (-abs(fw[1]), fw[0]))[:explain]
-        return Difficulty(value, on_margin, tuple(Contribution(f, w) for f, w in top))
+        return Difficulty(value, on_margin(from_context), tuple(Contribution(f, w) for f, w in top))
 
     # ---- writing ---------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Columns", "columns_json", "columns_of", "per_head", "table", "table_sum", "unpack"]
+__all__ = ["Columns", "columns_json", "columns_of", "per_head", "sum_of", "table", "table_sum", "unpack"]
 
 # A table's keys (features, or a block's words) and one column of weights per head.
 Columns = tuple[Sequence[str], Sequence[Sequence[float]]]
@@ -46,7 +46,11 @@ def unpack(packed: int, heads: int, count: int = 1) -> tuple[float, ...]:
 
 def table_sum(table: dict[str, int], features: set[str], heads: int) -> list[float]:
     """Each head's sum of the weights of the table's features among ``features``."""
-    hits = table.keys() & features
+    return sum_of(table, table.keys() & features, heads)
+
+
+def sum_of(table: dict[str, int], hits: set[str], heads: int) -> list[float]:
+    """Each head's sum of the weights of ``hits``, features the table holds."""
     return list(unpack(sum(map(table.__getitem__, hits)), heads, len(hits)))
 
 
