@@ -1,4 +1,4 @@
-"""The ``gateway`` command: init, serve, demo, simulate, keys, route, router, check-config."""
+"""The ``gateway`` command: init, serve, demo, simulate, keys, route, router, check-config, usage."""
 
 from __future__ import annotations
 
