@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
+import redis as redis_py
 import yaml
 
 from tests.redis_support import RedisServer, free_port
@@ -127,13 +128,22 @@ def test_two_gateway_processes_share_one_requests_per_minute_limit(tmp_path, red
     assert statuses.count(429) == 6 and set(statuses) == {200, 429}
 
 
+def _tokens_charged(store: redis_py.Redis) -> int:
+    """Tokens the store holds in any key's tokens-per-minute window (admission only reads them)."""
+    return sum(int(store.get(k) or 0) for k in store.scan_iter(match="*:tpm/*"))
+
+
 def test_tokens_per_minute_counts_streamed_responses(tmp_path, redis, make_gateway):
     gw = make_gateway(state={"redis_url": redis.url}, limits={"tokens_per_minute": 20})
+    store = redis_py.Redis.from_url(redis.url)
     first = chat(gw.base_url.removesuffix("/v1"), gw.key, body={"stream": True})  # no include_usage asked
     assert first.status_code == 200 and "data: [DONE]" in first.text
-    # The stream's prompt and completion tokens (over 20) are charged once it has ended.
-    assert wait_for(lambda: chat(gw.url, gw.key).status_code == 429)
+    # The stream's prompt and completion tokens (over 20) are charged once it has ended. Watched in the
+    # store itself: a request sent to find out would spend tokens of its own and hide a stream that
+    # was never charged.
+    assert wait_for(lambda: _tokens_charged(store) > 0)
     r = chat(gw.url, gw.key)
+    assert r.status_code == 429
     assert r.json()["error"]["type"] == "tokens" and r.headers["x-ratelimit-remaining-tokens"] == "0"
 
 
