@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import orjson
@@ -65,13 +65,16 @@ def test_temperature_is_adapted_for_diffusion(gateway, diffusion_sim):
 
 
 def test_speed_tier_sets_the_diffusion_step_cap(gateway, diffusion_sim):
-    post(gateway, {"model": "auto", "messages": CHAT}, {"x-gateway-speed": "fastest"})
+    # Each answer checked first: the simulator is shared, and its last body could be another test's.
+    r = post(gateway, {"model": "auto", "messages": CHAT}, {"x-gateway-speed": "fastest"})
+    assert r.status_code == 200 and r.headers["x-gateway-backend"] == "diffusion"
     assert diffusion_sim.state.last_body["vllm_xargs"] == {"diffusion_max_steps": 12}
-    post(
+    r = post(
         gateway,
         {"model": "auto", "messages": CHAT, "vllm_xargs": {"diffusion_max_steps": 4}},
         {"x-gateway-speed": "fast"},
     )
+    assert r.status_code == 200 and r.headers["x-gateway-backend"] == "diffusion"
     assert diffusion_sim.state.last_body["vllm_xargs"] == {"diffusion_max_steps": 4}  # only ever lowered
     bad = post(gateway, {"model": "auto", "messages": CHAT}, {"x-gateway-speed": "ludicrous"})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "unknown_speed_tier"
@@ -171,22 +174,22 @@ def test_spillover_under_concurrency(make_gateway, diffusion_sim):
         }
     )
     stalled = {"model": "auto", "messages": CHAT, "stream": True}
-
-    def hold():
-        with pytest.raises(httpx.ReadTimeout):
-            post(gw, stalled, {"x-sim-fault-diffusion": "stall_after=0"}, timeout=2)
-
     before = diffusion_sim.state.running + diffusion_sim.state.waiting
     # One in flight on a backend that runs one: 2 s to wait, still under 2.5 s elsewhere; two: 3 s.
-    threads = [threading.Thread(target=hold) for _ in range(2)]
-    for t in threads:
-        t.start()
-    assert wait_for(lambda: diffusion_sim.state.running + diffusion_sim.state.waiting >= before + 2)
-    r = post(gw, {"model": "auto", "messages": CHAT})
-    assert r.headers["x-gateway-backend"] == "autoregressive"
-    assert reasons(r.headers["x-gateway-route"]) == "default:score,spillover"
-    for t in threads:
-        t.join()
+    # The holders run in a pool and their results are read here: an assertion failing in a plain
+    # thread is only a warning, and the test would pass.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        holders = [
+            pool.submit(post, gw, stalled, {"x-sim-fault-diffusion": "stall_after=0"}, timeout=2)
+            for _ in range(2)
+        ]
+        assert wait_for(lambda: diffusion_sim.state.running + diffusion_sim.state.waiting >= before + 2)
+        r = post(gw, {"model": "auto", "messages": CHAT})
+        assert r.headers["x-gateway-backend"] == "autoregressive"
+        assert reasons(r.headers["x-gateway-route"]) == "default:score,spillover"
+        for holder in holders:
+            with pytest.raises(httpx.ReadTimeout):
+                holder.result()
 
 
 QUALITY = [
@@ -266,27 +269,44 @@ def test_fallback_headers_on_a_final_error(gateway):
 
 def test_queue_mode_waits_for_a_slot_within_bounds(make_gateway, diffusion_sim):
     gw = make_gateway(
+        routing={"spillover": {"mode": "queue", "queue_timeout": 30, "max_queue": 1}},
+        per_backend={"diffusion": {"max_concurrency": 1}},
+    )
+    waiting = gw.server.app.state.gateway.pool
+    stalled = {"model": "auto", "messages": CHAT, "stream": True}
+    before = diffusion_sim.state.running + diffusion_sim.state.waiting
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        # The one slot is taken until this client gives up (its read timeout): the gateway then cancels
+        # the upstream request and the slot is free.
+        holder = pool.submit(post, gw, stalled, {"x-sim-fault-diffusion": "stall_after=0"}, timeout=3)
+        assert wait_for(lambda: diffusion_sim.state.running + diffusion_sim.state.waiting >= before + 1)
+        queued = pool.submit(post, gw, {"model": "auto", "messages": CHAT})
+        assert wait_for(lambda: waiting.waiting == 1)  # it waits in the gateway, not at the backend
+        full = post(gw, {"model": "auto", "messages": CHAT})  # max_queue 1: no room for a second
+        assert full.status_code == 503 and full.json()["error"]["code"] == "backend_busy"
+        assert full.headers.get("x-gateway-backend") == "diffusion"
+        with pytest.raises(httpx.ReadTimeout):
+            holder.result()
+        served = queued.result()  # served once the holder's slot came free, within queue_timeout
+    assert served.status_code == 200 and served.headers["x-gateway-backend"] == "diffusion"
+    assert "queued" in reasons(served.headers["x-gateway-route"]).split(",")
+
+
+def test_queue_mode_gives_up_after_its_timeout(make_gateway, diffusion_sim):
+    gw = make_gateway(
         routing={"spillover": {"mode": "queue", "queue_timeout": 0.3, "max_queue": 1}},
         per_backend={"diffusion": {"max_concurrency": 1}},
     )
-
-    def hold():
-        with pytest.raises(httpx.ReadTimeout):
-            post(
-                gw,
-                {"model": "auto", "messages": CHAT, "stream": True},
-                {"x-sim-fault-diffusion": "stall_after=0"},
-                timeout=1.5,
-            )
-
+    stalled = {"model": "auto", "messages": CHAT, "stream": True}
     before = diffusion_sim.state.running + diffusion_sim.state.waiting
-    holder = threading.Thread(target=hold)
-    holder.start()
-    assert wait_for(lambda: diffusion_sim.state.running + diffusion_sim.state.waiting >= before + 1)
-    r = post(gw, {"model": "auto", "messages": CHAT})
-    assert r.status_code == 503 and r.json()["error"]["code"] == "backend_busy"
-    assert r.headers.get("x-gateway-backend") == "diffusion"
-    holder.join()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        holder = pool.submit(post, gw, stalled, {"x-sim-fault-diffusion": "stall_after=0"}, timeout=1.5)
+        assert wait_for(lambda: diffusion_sim.state.running + diffusion_sim.state.waiting >= before + 1)
+        r = post(gw, {"model": "auto", "messages": CHAT})
+        assert r.status_code == 503 and r.json()["error"]["code"] == "backend_busy"
+        assert r.headers.get("x-gateway-backend") == "diffusion"
+        with pytest.raises(httpx.ReadTimeout):
+            holder.result()
     # With the slot free again, the queue lets the request through at once.
     assert wait_for(lambda: post(gw, {"model": "auto", "messages": CHAT}).status_code == 200)
 
@@ -310,14 +330,19 @@ def test_a_tiers_backend_restriction_holds_end_to_end(make_gateway):
 
 def test_in_flight_counts_return_to_zero(gateway):
     pool = gateway.server.app.state.gateway.pool
+    served = []
     for stream in (False, True):
         for model in ("auto", "quality"):
-            post(gateway, {"model": model, "messages": CHAT, "stream": stream})
-        post(
+            r = post(gateway, {"model": model, "messages": CHAT, "stream": stream})
+            served.append((r.status_code, r.headers["x-gateway-backend"]))
+        r = post(  # fails on diffusion, then served by the fallback: a slot taken and given back on each
             gateway,
             {"model": "auto", "messages": CHAT, "stream": stream},
             {"x-sim-fault-diffusion": "status=500"},
         )
+        assert r.headers["x-gateway-fallback"] == "diffusion>autoregressive:status_500"
+        served.append((r.status_code, r.headers["x-gateway-backend"]))
+    assert served == [(200, "diffusion"), (200, "autoregressive"), (200, "autoregressive")] * 2
     assert wait_for(lambda: all(s.in_flight == 0 for s in pool.states.values()))
 
 
