@@ -1,4 +1,4 @@
-"""API keys: generation, the key file, and constant-time lookup.
+"""API keys: generation, the key file, and lookup by digest.
 
 The key file holds only SHA-256 digests: a leaked file does not leak a usable key. A key is shown once,
 when it is created. The file is re-read when it changes (``KeyStore.watch``), so ``gateway keys create``

@@ -3,8 +3,12 @@
 Order of precedence:
 
 1. explicit choices: the ``x-gateway-route`` header, then ``model`` naming a backend (its model id or
-   name) or an alias. An explicit choice is honoured as given, with no fallback to another backend;
-   only a request that could crash the diffusion engine (images, logprobs) is refused there with a 400;
+   name) or an alias. An explicit choice is honoured as given, with no fallback to another backend, or
+   refused: 403 ``route_not_allowed`` when the credential may not choose a route (the header or an
+   alias; ``model`` naming a backend is still allowed), 403 ``model_not_allowed`` when it may not use
+   that backend, 404 ``endpoint_not_served`` when the backend does not serve the request's API, and 400
+   ``unsupported_on_backend`` when the choice is the diffusion backend and the request could crash its
+   engine (images, logprobs);
 2. operator rules from the configuration, first match wins;
 3. the default policy: diffusion-incompatible and tool-heavy requests, code, thinking, and requests the
    difficulty scorer finds hard (score at or above the threshold) go to the autoregressive backend,

@@ -1,8 +1,11 @@
 """Checks on a diffusion answer that, when one fails, send the request to the autoregressive backend.
 
 They target what the gemma4 parser is reported to produce on diffusion output (docs/backends.md): raw
-``<|channel>`` markup in content, empty turns, tool-call arguments that are not JSON, and a
-``tool_choice`` that the parser does not enforce. Each returns its check's name, or None.
+template markup (``<|channel>``, ``<|tool_call>`` and their closing forms) in the content or the
+reasoning, tool-call arguments that are not JSON or lack a required parameter, a ``tool_choice`` that
+the parser does not enforce, and empty turns; and one more, ``repetition``, for an answer that loops (a
+long text whose word 4-grams are mostly the same few). ``check_answer`` returns the name of the first
+check that fails, or None; each can be switched off in ``routing.quality``.
 """
 
 from __future__ import annotations

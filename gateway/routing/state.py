@@ -1,8 +1,11 @@
 """What the gateway knows about each backend at run time: requests in flight, observed latency, circuit
 breaker, health. The routing decision reads a snapshot of it (``views``); it never does I/O itself.
 
-In-flight counts are this process's own; shared counts across workers and replicas come with the state
-store (the limits issue).
+Each backend counts this process's requests in flight. With a shared state store (``state.redis_url``)
+a :class:`SharedCount` also keeps them as leases there, so every worker and replica sees the others'
+load; the view the decision reads takes the larger of the two counts, since the shared one may lag
+(it is updated beside the request and refreshed by the health probe). The spill-over queue waits on
+the local count alone.
 """
 
 from __future__ import annotations

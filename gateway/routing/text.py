@@ -4,14 +4,24 @@
 
 - ``w:<word>`` and ``b:<word> <word>``: lowercased words and word pairs, numbers folded into ``0`` so that
   "7 apples" and "12 apples" are one feature.
-- ``s:<what>=<bucket>``: the structure, language-independent: length, numbers, numbers with units,
-  clock times, dates, money, arithmetic, maths notation, questions, sentences, names (enumerated
-  entities), commas, lists, tables, code-like identifiers, the register of chat (exclamations,
-  laughter, emoticons, emoji). Counts are bucketed, so a linear model can
-  weigh "three names and a question" differently from "one name" without any scaling.
+- ``s:<what>=<bucket>`` (``s:<what>`` alone where only presence counts): the shape of the text. Its
+  length (``s:len``, of the whole text, not the window); numbers, numbers followed by a unit, clock
+  times, dates, money, percentages, arithmetic, maths notation; question marks, and whether the text
+  ends with one (``s:ends_with_question``); sentences, commas, list lines, tables, paragraphs;
+  capitalised words in mid-sentence (``_MID_CAPITAL``: mostly names, "swaps with Bob, then Claire"; or
+  ``s:names=dense`` when so many words are capitalised that they are German nouns); code-like
+  identifiers and the punctuation of code; the register of chat (exclamations, laughter, emoticons,
+  emoji); a question for a quantity ("how many", "wie viele"); and how many distinct words the text
+  uses of each lexicon (programming terms, programming verbs, maths terms, the programming and maths
+  terms together, transform verbs, words of feeling, opinion and company). Digits and punctuation read
+  the same in any language; the units, laughter, quantity questions and lexicons, and the capitalised
+  words that are not names, come from word lists (``gateway.routing.lexicons``), so those features know
+  only the languages the lists cover. Counts are bucketed, so a linear model can weigh "three names and
+  a question" differently from "one name" without any scaling.
 - ``p:<word>`` and ``ps:<what>=<bucket>``: when the turn is a short instruction and a long pasted text
   ("Summarise this:\n\n<an email>", "<a timetable>\n\nWhen do I arrive?"), the pasted text's words and
-  shape, apart from the instruction's: what is asked decides more than what is pasted.
+  shape, apart from the instruction's (and ``s:payload`` says the split was made): what is asked decides
+  more than what is pasted.
 
 Only a window of the text is read: its first ``HEAD_CHARS`` and last ``TAIL_CHARS`` characters. An
 instruction sits at the start or the end of a long turn ("Summarise this: ...", "... Which ball does

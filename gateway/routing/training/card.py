@@ -21,13 +21,16 @@ _FEATURES = """\
   clock times, dates, money, percentages, arithmetic, maths notation, question marks, a closing question,
   sentences, capitalised names in mid-sentence (or "dense": German nouns), commas, list lines, tables,
   paragraphs, code-like identifiers, the register of chat (exclamations, laughter, emoticons, emoji), a
-  question for a quantity ("how many", "wie viele", "combien", "cuántos"), and how many distinct words of five
-  multilingual lexicons it uses (programming terms, programming verbs, maths terms in six languages,
-  transform verbs such as summarise or translate, words of feeling, opinion and company).
+  question for a quantity ("how many", "wie viele", "combien", "cuántos"), and six lexicon counts: how
+  many distinct words it uses of programming terms, programming verbs, maths terms in six languages,
+  programming and maths terms together, transform verbs such as summarise or translate, and words of
+  feeling, opinion and company.
 - `p:<word>` and `ps:<what>=<bucket>`: when the turn is a short instruction and long pasted material
   (before or after it; `s:payload`), the material's words and structure, apart from the instruction's.
-- `c:<feature>`: the same unigram and structure features of the context (system prompt and the two
-  previous user turns, first 1,500 characters), with weights of their own; `c:none` when there is none.
+- `c:<feature>`: the features above but the word pairs (`w:`, `s:`, and `p:`, `ps:` for pasted material)
+  of the context, with weights of their own; the context is the system and developer messages, then the
+  two user turns before the newest, joined, and only its first 1,500 characters are read; `c:none` when
+  there is none.
 - Meaning weights (`m:w:`, `m:p:`, `m:c:w:`): one number per word of a fixed vocabulary of 22,501 English
   words, for the newest turn, the pasted material and the context; each block adds the mean of the
   numbers of its words present, counting three more words of weight 0 (a one-word turn is not decided
