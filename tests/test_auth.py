@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from datetime import UTC, datetime, timedelta
 
@@ -106,13 +107,16 @@ def test_key_file_reload_on_change(tmp_path):
     assert record is not None and record.name == "bob"
 
 
-def test_broken_key_file_keeps_the_old_keys(tmp_path):
+def test_broken_key_file_keeps_the_old_keys(tmp_path, caplog):
     path = tmp_path / "keys.yaml"
     key = write_key(path, "alice")
     store = KeyStore(path)
     path.write_text("keys: [{name: 7}]")
     os.utime(path, ns=(1, 1))
-    assert not store.reload_if_changed()
+    with caplog.at_level(logging.WARNING, logger="gateway"):
+        assert not store.reload_if_changed()
+    # The change was seen and read, and refused: not merely unnoticed.
+    assert "key file not reloaded, keeping 1 keys" in caplog.text
     assert store.lookup(key) is not None
 
 

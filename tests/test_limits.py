@@ -16,6 +16,7 @@ import openai
 import pytest
 import redis as redis_py
 import yaml
+from prometheus_client.mmap_dict import MmapedDict
 
 from tests.redis_support import RedisServer, free_port
 from tests.support import AR_MODEL, DIFFUSION_MODEL, SIM_HEADERS, wait_for, write_key
@@ -243,20 +244,39 @@ def test_workers_share_limits_and_report_one_set_of_metrics(tmp_path, redis, dif
     key = write_key(tmp_path / "keys.yaml", "workers")
     metrics_dir = tmp_path / "prom"
     metrics_dir.mkdir()
+    limit = 300
     config = write_config(
-        tmp_path, diffusion_sim, ar_sim, state={"redis_url": redis.url}, limits={"requests_per_minute": 1000}
+        tmp_path, diffusion_sim, ar_sim, state={"redis_url": redis.url}, limits={"requests_per_minute": limit}
     )
     gw = GatewayProcess(config, workers=2, env={"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)})
+
+    def served_per_worker() -> list[float]:
+        """The key's requests each worker counted, from its own metric file (named by its process id;
+        a worker writes one at start-up, so the files alone do not show that it served anything)."""
+        counts = []
+        for path in metrics_dir.glob("counter_*.db"):
+            counts.append(
+                sum(
+                    value
+                    for key, value, *_ in MmapedDict.read_all_values_from_file(str(path))
+                    if '"gateway_requests_total"' in key and '"principal": "workers"' in key
+                )
+            )
+        return counts
+
     try:
-        sent = 0
-        # Fresh connections until both workers have served some (each writes its own metric files).
-        while sent < 400 and len({p.name.split("_")[-1] for p in metrics_dir.glob("counter_*.db")}) < 2:
-            assert chat(gw.url, key).status_code == 200
-            sent += 1
-        assert len({p.name.split("_")[-1] for p in metrics_dir.glob("counter_*.db")}) == 2
+        # Fresh connections until the limit answers: whichever worker takes each, one window counts them.
+        statuses = []
+        while len(statuses) <= limit and (not statuses or statuses[-1] == 200):
+            statuses.append(chat(gw.url, key).status_code)
+        per_worker = served_per_worker()
+        rejected = chat(gw.url, key)
         text = httpx.get(gw.url + "/metrics").text
     finally:
         gw.stop()
+    assert len(per_worker) == 2 and all(per_worker)  # both workers served some of them
+    assert statuses == [200] * limit + [429]  # not `limit` per worker: `limit` in all
+    assert rejected.status_code == 429 and rejected.json()["error"]["type"] == "requests"
     from prometheus_client.parser import text_string_to_metric_families
 
     total = sum(
@@ -265,4 +285,4 @@ def test_workers_share_limits_and_report_one_set_of_metrics(tmp_path, redis, dif
         for s in f.samples
         if s.name == "gateway_requests_total" and s.labels.get("principal") == "workers"
     )
-    assert total == sent  # the whole server's count, not one worker's
+    assert total == limit + 2  # the whole server's count, not one worker's: the 200s and both 429s

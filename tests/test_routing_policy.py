@@ -398,7 +398,7 @@ def test_each_rule_condition_at_its_boundary(when, matching, other):
         return decide(RouteInput(model="auto", features=features, threshold=0.5), [D, A], policy).reasons
 
     assert reasons(matching) == ("rule:r",)
-    assert reasons(other) != ("rule:r",)
+    assert "rule:r" not in reasons(other)
 
 
 def test_a_rule_matches_only_its_principals():
