@@ -272,7 +272,7 @@ def test_queue_mode_waits_for_a_slot_within_bounds(make_gateway, diffusion_sim):
         routing={"spillover": {"mode": "queue", "queue_timeout": 30, "max_queue": 1}},
         per_backend={"diffusion": {"max_concurrency": 1}},
     )
-    waiting = gw.server.app.state.gateway.pool
+    backends = gw.server.app.state.gateway.pool
     stalled = {"model": "auto", "messages": CHAT, "stream": True}
     before = diffusion_sim.state.running + diffusion_sim.state.waiting
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -281,7 +281,7 @@ def test_queue_mode_waits_for_a_slot_within_bounds(make_gateway, diffusion_sim):
         holder = pool.submit(post, gw, stalled, {"x-sim-fault-diffusion": "stall_after=0"}, timeout=3)
         assert wait_for(lambda: diffusion_sim.state.running + diffusion_sim.state.waiting >= before + 1)
         queued = pool.submit(post, gw, {"model": "auto", "messages": CHAT})
-        assert wait_for(lambda: waiting.waiting == 1)  # it waits in the gateway, not at the backend
+        assert wait_for(lambda: backends.waiting == 1)  # it waits in the gateway, not at the backend
         full = post(gw, {"model": "auto", "messages": CHAT})  # max_queue 1: no room for a second
         assert full.status_code == 503 and full.json()["error"]["code"] == "backend_busy"
         assert full.headers.get("x-gateway-backend") == "diffusion"
