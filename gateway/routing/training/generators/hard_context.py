@@ -11,7 +11,7 @@ only in the system prompt, or a follow-up turn after a hard one, stays on diffus
   the turn said (issue 15: "Three runners finish: Ana is not first..." under a running club's bot scored
   0.55, under the threshold; alone 0.95).
 
-Both borrow their problems from the other hard families, so holding one of them out tests whether the
+All three borrow their problems from the other hard families, so holding one of them out tests whether the
 scorer reads the context, not whether it knows a puzzle's wording.
 """
 
