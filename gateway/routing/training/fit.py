@@ -243,7 +243,7 @@ def leave_one_source_out(
     """Each source's examples scored by a model trained on every other source; with ``folds``, the
     sources dealt in turn (sorted by name) into that many groups, each group held out together: every
     source is still scored by a model that never saw it, from ``folds`` fits instead of one per source
-    (`gateway router train`: a four-head model's 84 folds take ~15 minutes on 2 cores, 12 a few).
+    (`gateway router train`: a four-head model's 85 folds take ~20 minutes on 2 cores, 12 about 3).
 
     The folds run in ``jobs`` threads (default: one per core, at most 4): liblinear releases the GIL
     while it fits, which is most of a fold, so 2 cores halve the time. The result does not depend on
