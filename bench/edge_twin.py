@@ -3,6 +3,7 @@ VM's drift cancelled.
 
     python3 bench/edge_twin.py                       # 2,000 slow clients of the never-read mix, 5 pairs
     python3 bench/edge_twin.py --mix head+body --pairs 3
+    python3 bench/edge_twin.py --quick               # a smoke run: short deadlines, 30 clients, one pair
 
 bench/edge.py's part B compares a window of normal traffic alone with one beside the slow clients,
 taken one after the other. On a shared VM the cores' speed moves by 10-30 % between two such windows
@@ -67,9 +68,14 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=15, help="seconds of each wrk window")
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--quick", action="store_true", help="a smoke run (part B's --quick deadlines)")
     args = parser.parse_args()
     kinds = args.mix.split("+")
     edge = {"header_timeout": 10.0, "body_timeout": 20.0, "keepalive_timeout": 5.0, "send_timeout": 20.0}
+    trickle = 2.0
+    if args.quick:
+        edge = {"header_timeout": 1.0, "body_timeout": 1.5, "keepalive_timeout": 1.0, "send_timeout": 1.5}
+        args.slow_clients, args.window, args.pairs, trickle = 30, 2, 1, 0.25
     edge["max_connections"] = args.slow_clients + 512
     everywhere = os.sched_getaffinity(0)  # Linux only, as part B's --pin
     if len(everywhere) < 2:
@@ -110,7 +116,7 @@ def main() -> None:
                 kinds,
                 max(args.window, edge["body_timeout"]) + 4.0,
                 lambda: both(targets, args.window),
-                2.0,
+                trickle,
             )
             alone, beside = x0["rps"] / y0["rps"], x1["rps"] / y1["rps"]
             twin = beside / alone

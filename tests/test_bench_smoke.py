@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,3 +96,28 @@ def test_edge_bench_runs(tmp_path):
     for kind in ("head", "body", "unread_stream"):
         assert results["abuse"]["head+body+unread_stream"]["slow_clients"][kind]["closed"] > 0
     assert sum(results["soak"]["outcomes"].values()) == 300
+
+
+def test_edge_twin_bench_runs(tmp_path):
+    """bench/edge_twin.py --quick: two gateways measured at once, the slow clients against one; the figures
+    are not checked, only that a pair was measured and the gateway closed slow connections of every kind."""
+    import json
+
+    from tests.support import system_binary
+
+    system_binary("wrk")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("the twin bench pins the gateways to one core and the clients to the others")
+    out = tmp_path / "twin.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "edge_twin.py"), "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    pair = json.loads(out.read_text())["pairs"][0]
+    assert pair["alone"]["x"]["rps"] > 0 and pair["beside"]["y"]["rps"] > 0
+    for kind in ("head", "body", "unread_stream"):
+        assert pair["slow_clients"][kind]["closed"] > 0
