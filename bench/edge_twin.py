@@ -77,7 +77,9 @@ def main() -> None:
         edge = {"header_timeout": 1.0, "body_timeout": 1.5, "keepalive_timeout": 1.0, "send_timeout": 1.5}
         args.slow_clients, args.window, args.pairs, trickle = 30, 2, 1, 0.25
     edge["max_connections"] = args.slow_clients + 512
-    everywhere = os.sched_getaffinity(0)  # Linux only, as part B's --pin
+    if not hasattr(os, "sched_getaffinity"):
+        parser.error("pins processes to cores, which needs Linux (as part B's --pin)")
+    everywhere = os.sched_getaffinity(0)
     if len(everywhere) < 2:
         parser.error("needs two cores at least")
     core = {min(everywhere)}
