@@ -59,6 +59,18 @@ from run import BODY, Process, free_port, new_key, wrk  # noqa: E402
 # ---- the gateway under test -------------------------------------------------------------------------------
 
 
+def edge_settings(quick: bool, n_slow: int) -> dict[str, Any]:
+    """The gateway's edge settings for a run: deadlines shorter than the defaults so the run is short (the
+    targets scale with them), and room for the slow clients under the connection cap."""
+    edge: dict[str, Any] = (
+        {"header_timeout": 1.0, "body_timeout": 1.5, "keepalive_timeout": 1.0, "send_timeout": 1.5}
+        if quick
+        else {"header_timeout": 10.0, "body_timeout": 20.0, "keepalive_timeout": 5.0, "send_timeout": 20.0}
+    )
+    edge["max_connections"] = n_slow + 512
+    return edge
+
+
 def start_gateway(
     stack: ExitStack,
     tmp: Path,
@@ -345,12 +357,7 @@ def main() -> None:
     repeat = args.repeat or (1 if quick else 3)
     n_slow = args.slow_clients or (150 if quick else 2000)
     n_soak = args.soak or (3000 if quick else 200_000)
-    edge = (
-        {"header_timeout": 1.0, "body_timeout": 1.5, "keepalive_timeout": 1.0, "send_timeout": 1.5}
-        if quick
-        else {"header_timeout": 10.0, "body_timeout": 20.0, "keepalive_timeout": 5.0, "send_timeout": 20.0}
-    )
-    edge["max_connections"] = n_slow + 512
+    edge = edge_settings(quick, n_slow)
     trickle = args.trickle or (0.25 if quick else 2.0)
     results: dict[str, Any] = {
         "machine": machine(),

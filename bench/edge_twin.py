@@ -37,7 +37,7 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from edge import machine, start_gateway  # noqa: E402
+from edge import edge_settings, machine, start_gateway  # noqa: E402
 from edge_clients import abuse, limited_key, wait_for_key  # noqa: E402
 from run import Process, free_port, wrk  # noqa: E402
 
@@ -71,12 +71,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run (part B's --quick deadlines)")
     args = parser.parse_args()
     kinds = args.mix.split("+")
-    edge = {"header_timeout": 10.0, "body_timeout": 20.0, "keepalive_timeout": 5.0, "send_timeout": 20.0}
     trickle = 2.0
     if args.quick:
-        edge = {"header_timeout": 1.0, "body_timeout": 1.5, "keepalive_timeout": 1.0, "send_timeout": 1.5}
         args.slow_clients, args.window, args.pairs, trickle = 30, 2, 1, 0.25
-    edge["max_connections"] = args.slow_clients + 512
+    edge = edge_settings(args.quick, args.slow_clients)
     if not hasattr(os, "sched_getaffinity"):
         parser.error("pins processes to cores, which needs Linux (as part B's --pin)")
     everywhere = os.sched_getaffinity(0)
