@@ -67,6 +67,28 @@ def test_features_fold_numbers_and_read_structure() -> None:
     assert "s:numbers=0" in plain and "s:names=0" in plain and "s:ends_with_question" not in plain
 
 
+def test_features_read_the_closing_question() -> None:
+    def closing(text: str) -> set[str]:
+        return {f for f in featurize(text) if f.startswith(("s:closing_", "s:asks_listener"))}
+
+    # A day told with its figures, closed by a question about the listener.
+    assert closing("Walked 6,000 steps. Had a 4-hour meeting. How was yours?") == {
+        "s:closing_question=1-3",
+        "s:asks_listener",
+    }
+    assert closing("Fuimos 400 km en coche.\n¿Y tú?") == {"s:closing_question=1-3", "s:asks_listener"}
+    # Only the last sentence counts, and only when the text ends with a question.
+    assert closing("Did you see it? A train leaves at 9:40 and the trip takes 2 h. When does it arrive?") == {
+        "s:closing_question=4-6"
+    }
+    assert closing("Three pumps fill it in 6 hours. How long do 2 pumps take?") == {
+        "s:closing_question=4-6",
+        "s:closing_number",
+    }
+    assert closing("How are you? I walked 6,000 steps today.") == set()
+    assert closing("?") == {"s:closing_question=0"}
+
+
 def test_features_read_times_tables_and_notation() -> None:
     assert "s:clock" in featurize("The train leaves at 9:40 and arrives at 12:15.")
     assert "s:date" in featurize("Plan a dinner for 12/25/2024.")

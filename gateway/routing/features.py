@@ -126,7 +126,11 @@ _CODE_PATTERNS: tuple[tuple[str, _Anchored], ...] = (
         _anchored(
             ("panicked at", None),
             ("class ", _words(r"class \w+\s*[:({]")),
-            ("Segmentation fault", _words("Segmentation fault")),
+            # A crash of native code, however it is cased ("getting a segmentation fault as soon as I
+            # call the C extension": the capitalised form only sent that to diffusion, issue 15).
+            ("egmentation fault", None),
+            ("egfault", None),
+            ("core dumped", None),
         ),
     ),
 )

@@ -18,6 +18,7 @@ __all__ = [
     "NOT_NAMES",
     "QUANTITY_AFTER",
     "QUANTITY_WORDS",
+    "SECOND_PERSON",
     "SOCIAL_TERMS",
     "TRANSFORM_TERMS",
     "UNITS",
@@ -142,6 +143,17 @@ SOCIAL_TERMS = frozenset(
     penso spero
     sinto adoro gosto odeio divertido feliz cansado cansada chato amigos amigo família mãe pai
     acho espero""".split()
+)
+# The listener, in the six languages: a closing question that holds one asks about the bot ("How was
+# yours?", "Any plans yourself?", "¿Y tú?"), a word problem's asks about its figures. Words that are
+# also something else are left out: "ton" and "ta" (English), "ihr" and "sie" (her, she), "seu" (his).
+SECOND_PERSON = frozenset(
+    """you your yours yourself yourselves
+    du dich dir dein deine deinen deinem deiner deines euch euer eure
+    tu toi vous votre vos tes te
+    tú usted ustedes vosotros vosotras vuestro vuestra ti tus
+    tuo tua tuoi tue voi vostro vostra
+    você vocês teu teus tuas""".split()
 )
 # Asking for a quantity, a time or a count: "how many", "wie viele", "combien", "cuántos". The word after
 # each cue word is looked up (the pairs of the turn are not all built for the pasted text).

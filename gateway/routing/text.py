@@ -6,18 +6,19 @@
   "7 apples" and "12 apples" are one feature.
 - ``s:<what>=<bucket>`` (``s:<what>`` alone where only presence counts): the shape of the text. Its
   length (``s:len``, of the whole text, not the window); numbers, numbers followed by a unit, clock
-  times, dates, money, percentages, arithmetic, maths notation; question marks, and whether the text
-  ends with one (``s:ends_with_question``); sentences, commas, list lines, tables, paragraphs;
-  capitalised words in mid-sentence (``_MID_CAPITAL``: mostly names, "swaps with Bob, then Claire"; or
-  ``s:names=dense`` when so many words are capitalised that they are German nouns); code-like
+  times, dates, money, percentages, arithmetic, maths notation; question marks, and whether the text ends
+  with one (``s:ends_with_question``), and then how long the closing question is, whether it asks about
+  the listener ("How was yours?") and whether it holds a number; sentences, commas, list lines, tables,
+  paragraphs; capitalised words in mid-sentence (``_MID_CAPITAL``: mostly names, "swaps with Bob, then
+  Claire"; or ``s:names=dense`` when so many words are capitalised that they are German nouns); code-like
   identifiers and the punctuation of code; the register of chat (exclamations, laughter, emoticons,
-  emoji); a question for a quantity ("how many", "wie viele"); and how many distinct words the text
-  uses of each lexicon (programming terms, programming verbs, maths terms, the programming and maths
-  terms together, transform verbs, words of feeling, opinion and company). Digits and punctuation read
-  the same in any language; the units, laughter, quantity questions and lexicons, and the capitalised
-  words that are not names, come from word lists (``gateway.routing.lexicons``), so those features know
-  only the languages the lists cover. Counts are bucketed, so a linear model can weigh "three names and
-  a question" differently from "one name" without any scaling.
+  emoji); a question for a quantity ("how many", "wie viele"); and how many distinct words the text uses
+  of each lexicon (programming terms, programming verbs, maths terms, the programming and maths terms
+  together, transform verbs, words of feeling, opinion and company). Digits and punctuation read the same
+  in any language; the units, laughter, quantity questions and lexicons, and the capitalised words that
+  are not names, come from word lists (``gateway.routing.lexicons``), so those features know only the
+  languages the lists cover. Counts are bucketed, so a linear model can weigh "three names and a
+  question" differently from "one name" without any scaling.
 - ``p:<word>`` and ``ps:<what>=<bucket>``: when the turn is a short instruction and a long pasted text
   ("Summarise this:\n\n<an email>", "<a timetable>\n\nWhen do I arrive?"), the pasted text's words and
   shape, apart from the instruction's (and ``s:payload`` says the split was made): what is asked decides
@@ -47,6 +48,7 @@ from gateway.routing.lexicons import (
     NOT_NAMES,
     QUANTITY_AFTER,
     QUANTITY_WORDS,
+    SECOND_PERSON,
     SOCIAL_TERMS,
     TRANSFORM_TERMS,
     UNITS,
@@ -210,6 +212,26 @@ def _followed_by(words: list[str], cue: str, after: frozenset[str]) -> int:
             count += 1
 
 
+def _closing_question(text: str, out: set[str]) -> None:
+    """What the closing question asks: its length in words, whether it asks about the listener, and
+    whether it holds a number.
+
+    A day told with its figures and closed by "How was yours?" or "Not bad, right?" read as a word
+    problem, which closes on a longer question about its figures ("How long does the trip take in
+    all?"): held out, a day told in order stayed on diffusion 87 % of the time (issue 15). The words of
+    the last sentence as features of their own did not carry over (docs/router-history.md); its length
+    and its "you" do. ``text`` ends with "?" and has no trailing space.
+    """
+    body = text[:-1]
+    start = max(body.rfind("."), body.rfind("!"), body.rfind("?"), body.rfind("\n")) + 1
+    words = _folded(body[start:])
+    out.add("s:closing_question=" + _bucket(len(words), (1, 4, 7)))
+    if not SECOND_PERSON.isdisjoint(words):
+        out.add("s:asks_listener")
+    if "0" in words:  # "How long do 3 pumps take?": a word problem's question often holds a figure
+        out.add("s:closing_number")
+
+
 def _notation(text: str) -> int:
     count = 0
     if "\\" in text:
@@ -300,8 +322,10 @@ def _shape(text: str, folded: list[str], out: set[str]) -> None:
         out.add("s:notation=" + _bucket(notation, (1, 3)))
     questions = text.count("?")
     out.add("s:questions=" + _bucket(questions, (1, 2, 4)))
-    if text.rstrip().endswith("?"):
+    stripped = text.rstrip()
+    if stripped.endswith("?"):
         out.add("s:ends_with_question")
+        _closing_question(stripped, out)
     sentences = _count_any(text, _SENTENCE_ENDS)
     out.add("s:sentences=" + _bucket(sentences, (1, 2, 4, 8, 16)))
     commas = text.count(",")

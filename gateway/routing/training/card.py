@@ -17,8 +17,9 @@ __all__ = ["model_card"]
 _FEATURES = """\
 - `w:<word>` and `b:<word> <word>`: lowercased words and word pairs of the newest user turn, numbers
   folded into `0`; only the turn's first 1,200 and last 400 characters are read.
-- `s:<what>=<bucket>`: the turn's structure, bucketed counts: length, numbers, numbers with a unit,
-  clock times, dates, money, percentages, arithmetic, maths notation, question marks, a closing question,
+- `s:<what>=<bucket>`: the turn's structure, bucketed counts: length, numbers, numbers with a unit, clock
+  times, dates, money, percentages, arithmetic, maths notation, question marks, a closing question (its
+  length in words, whether it asks about the listener, "How was yours?", and whether it holds a number),
   sentences, capitalised names in mid-sentence (or "dense": German nouns), commas, list lines, tables,
   paragraphs, code-like identifiers, the register of chat (exclamations, laughter, emoticons, emoji), a
   question for a quantity ("how many", "wie viele", "combien", "cuántos"), and six lexicon counts: how
