@@ -8,8 +8,8 @@ held-out source's examples as the gateway would (newest turn and context). So a 
 the scorer does on a way of writing requests it has never seen, which is what a new deployment's
 traffic is. Two figures per class: the scorer alone, and the routing policy, where the structural rules
 (code in the text, ...) come first and the held-out score decides the rest, as in the gateway; the
-per-source table is the policy's. Needs the router-train extra (scikit-learn). About 20 minutes on 2
-cores (2026-11-27: four heads, 85 sources).
+per-source table is the policy's. Needs the router-train extra (scikit-learn). 20-35 minutes on 2
+cores (2026-11-27: four heads, 85 sources; 31 minutes on a slow spell of the development VM).
 
 The classes are the sources' categories: reasoning, math-word, math and code go to the autoregressive
 backend, smalltalk, factual, transform, writing and advice to the diffusion backend.
