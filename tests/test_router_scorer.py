@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from gateway.routing import BackendView, RouteInput, decide, extract_features, lexicons
 from gateway.routing import text as text_module
+from gateway.routing.blocks import TABLES, damping, request_features, split_blocks, split_features, table_of
 from gateway.routing.scorer import (
     FORMAT,
     FORMAT_HEADS,
@@ -26,11 +27,10 @@ from gateway.routing.scorer import (
     Head,
     ModelError,
     ScorerModel,
-    request_features,
 )
 from gateway.routing.scorer_file import load_model, parse_model
 from gateway.routing.settings import RoutingSettings, RuleConditions, ScorerSettings
-from gateway.routing.text import HEAD_CHARS, TAIL_CHARS, featurize, split_payload
+from gateway.routing.text import HEAD_CHARS, TAIL_CHARS, featurize, featurize_blocks, split_payload
 
 D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4)
 A = BackendView(name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256)
@@ -248,6 +248,46 @@ def test_meaning_weights_add_the_mean_of_their_block() -> None:
     }
 
 
+def test_the_blocks_of_a_request_are_its_features_by_table() -> None:
+    """The scorer reads a request block by block (each weight table against its own block); training
+    reads the same features as one set: the two agree on any text, and no feature is in two blocks."""
+    rng = random.Random(7)
+    vocabulary = "Prove that 7 apples cost $3 each? hi :) lol the bot said\n\nSummarise this: a b".split(" ")
+    for _ in range(200):
+        newest = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 60)))
+        if rng.random() < 0.3:
+            newest = "Summarise this:\n\n" + newest * 8
+        context = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 30)))
+        blocks = split_features(newest, context)
+        assert set(blocks) == set(TABLES)
+        assert all(table_of(f) == name for name, block in blocks.items() for f in block)
+        assert split_blocks(request_features(newest, context)) == blocks
+        assert featurize_blocks(newest).union() == featurize(newest)
+
+
+def test_a_long_texts_word_blocks_are_damped() -> None:
+    """Beyond ``damping`` distinct words in a block, the block's sum is multiplied by sqrt(damping /
+    size), and so is each of its features in an explanation; the shape and the meaning blocks are not."""
+    assert damping(3, 4.0) == 1.0 and damping(4, 4.0) == 1.0 and damping(16, 4.0) == pytest.approx(0.5)
+    assert damping(100, None) == 1.0 and damping(100, 0) == 1.0
+    weights = {"w:fix": 1.0, "w:bug": 2.0, "b:fix bug": 0.5, "s:len=<40": 0.25, "c:w:proof": 4.0}
+    plain = ScorerModel(weights, 0.0, 0.5)
+    damped = ScorerModel(weights, 0.0, 0.5, damping=2.0)
+    text = "fix bug now please"  # 4 words, 3 pairs
+    undamped = 1.0 + 2.0 + 0.5 + 0.25
+    assert plain.logit(request_features(text, "")) == pytest.approx(undamped)
+    expected = (1.0 + 2.0) * math.sqrt(2 / 4) + 0.5 * math.sqrt(2 / 3) + 0.25
+    assert damped.logit(request_features(text, "")) == pytest.approx(expected)
+    assert damped.logit(request_features("fix bug", "")) == pytest.approx(undamped)  # 2 words, 1 pair
+    context = "a proof of it"  # the context's 4 words: its block damped apart
+    got = damped.score(text, context, explain=2)
+    assert got.context == pytest.approx(4.0 * math.sqrt(2 / 4))
+    assert got.score == pytest.approx(1 / (1 + math.exp(-(expected + got.context))))
+    assert {c.feature: c.weight for c in got.top} == pytest.approx(
+        {"c:w:proof": 4.0 * math.sqrt(2 / 4), "w:bug": 2.0 * math.sqrt(2 / 4)}
+    )
+
+
 # ---- the shipped model on the prompts issue 15 names -------------------------------------------------------
 
 SHOULD_BE = [
@@ -415,6 +455,11 @@ def test_a_model_file_round_trips(tmp_path: Path) -> None:
     with_meaning.save(path)
     assert load_model(path) == with_meaning and with_meaning != model
     assert with_meaning.score("hello").score < model.score("hello").score
+    damped = parse_model(_model_bytes(damping=2))
+    damped.save(path)
+    assert load_model(path) == damped and load_model(path).damping == 2.0 and damped != model
+    long = "prove it now for me please"
+    assert damped.score(long).score < model.score(long).score  # w:prove counts sqrt(2/6) of itself
 
 
 def test_a_model_of_several_heads_scores_the_hard_heads_share(tmp_path: Path) -> None:
@@ -461,6 +506,9 @@ def test_a_model_of_several_heads_scores_the_hard_heads_share(tmp_path: Path) ->
         (_model_bytes(threshold=1.5), "out of range"),
         (_model_bytes(bias=None), "malformed"),
         (_model_bytes(meaning={"q:": {"a": 1.0}}), "malformed meaning weights"),
+        (_model_bytes(damping=0), "damping 0: a number of words"),
+        (_model_bytes(damping="many"), "damping 'many'"),
+        (_model_bytes(damping=True), "damping True"),
         (_model_bytes(meaning={"w:": {"a": "much"}}), "malformed"),
         (_model_bytes(meaning={"w:": {"a": float("inf")}}), "not a finite number"),
         (_model_bytes(format=FORMAT_HEADS), "malformed heads"),

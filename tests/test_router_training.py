@@ -135,7 +135,7 @@ def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
     data = tmp_path / "labelled.jsonl"
     write_data(data, n=60)
     examples = load_jsonl(data)
-    settings = FitSettings(structure_scale=3.0, prune=0.0, meaning_scale=0.0)
+    settings = FitSettings(structure_scale=3.0, prune=0.0, meaning_scale=0.0, damping=0.0)
     model = fit(examples, settings)
     assert model.meaning_count == 0 and len(model.heads) == 1  # labels alone: one head
     rows, names = _rows_and_columns(examples, settings.min_count)
@@ -146,6 +146,40 @@ def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
         for f in row:
             if f in column:
                 dense[r, column[f]] = _scale(f, 3.0)
+    reference = LogisticRegression(
+        C=settings.c, solver="liblinear", class_weight="balanced", max_iter=2000, random_state=0
+    ).fit(csr_matrix(dense), [e.label == "hard" for e in examples])
+    expected = reference.predict_proba(csr_matrix(dense))[:, 1]
+    got = [model.score(e.messages[-1]["content"]).score for e in examples]
+    assert np.allclose(got, expected, atol=2e-3)  # the stored weights are rounded to 4 decimals
+
+
+def test_damped_word_blocks_score_as_the_fit_did(tmp_path: Path) -> None:
+    """The fit damps each row's word blocks by their size (FitSettings.damping), as the scorer does at
+    run time: the gateway's score of a long request is sklearn's probability on the damped rows."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+
+    from gateway.routing.training.fit import FitSettings, fit
+
+    data = tmp_path / "labelled.jsonl"
+    write_data(data, n=60)
+    examples = load_jsonl(data)
+    settings = FitSettings(structure_scale=1.0, prune=0.0, meaning_scale=0.0, damping=3.0)
+    model = fit(examples, settings)
+    assert model.damping == 3.0 and model.meta["damping"] == 3.0
+    rows, names = _rows_and_columns(examples, settings.min_count)
+    column = {f: i for i, f in enumerate(names)}
+    dense = np.zeros((len(rows), len(names)))
+    for r, row in enumerate(rows):
+        # Counted here by the features' prefixes, not by the scorer's code.
+        sizes = {p: sum(f.startswith(p) for f in row) for p in ("w:", "b:", "p:", "c:w:")}
+        for f in row:
+            if f in column:
+                prefix = next((p for p in sizes if f.startswith(p)), None)
+                dense[r, column[f]] = min(1.0, (3.0 / sizes[prefix]) ** 0.5) if prefix else 1.0
+    assert dense.max() == 1.0 and 0 < dense[dense > 0].min() < 0.6  # some rows were damped
     reference = LogisticRegression(
         C=settings.c, solver="liblinear", class_weight="balanced", max_iter=2000, random_state=0
     ).fit(csr_matrix(dense), [e.label == "hard" for e in examples])
@@ -258,7 +292,7 @@ _MEANING_DIGEST = """
 import hashlib
 from gateway.routing.training.fit import meaning_matrix
 from gateway.routing.training.vectors import load_word_vectors
-from gateway.routing.scorer import request_features
+from gateway.routing.blocks import request_features
 text = "Could you plan a quiet weekend trip with my parents: a picnic, a museum and a walk by the river?"
 rows = [request_features(text, "Earlier we talked about trains, buses, tickets and timetables in the city.")]
 print(hashlib.sha256(meaning_matrix(rows, load_word_vectors(), 12.0).tobytes()).hexdigest())

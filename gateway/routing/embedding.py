@@ -27,7 +27,7 @@ from typing import Any, Protocol, cast
 
 from gateway.errors import ModelError
 from gateway.routing import model_file
-from gateway.routing.scorer import CONTEXT_CHARS
+from gateway.routing.blocks import CONTEXT_CHARS
 from gateway.routing.settings import SecondStageSettings
 
 __all__ = [

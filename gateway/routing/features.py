@@ -4,7 +4,7 @@ Structural facts (tools, an agent loop, fields the diffusion backend rejects, co
 here; how hard the request is comes from the difficulty scorer (``gateway.routing.scorer``), which reads
 the newest user turn and, below it, the context ``conversation`` builds: every system and developer
 message, then the ``CONTEXT_TURNS`` (two) user turns before the newest, joined, of which the scorer reads
-the first ``scorer.CONTEXT_CHARS`` (1,500) characters. Only the newest turn is scanned with the code
+the first ``blocks.CONTEXT_CHARS`` (1,500) characters. Only the newest turn is scanned with the code
 patterns (bounded to ``_SCAN_CHARS``); the history is checked with cheap substring tests, so a long
 conversation costs little more than a short one.
 """

@@ -1,12 +1,14 @@
 """The difficulty scorer: the probability that a request needs the autoregressive backend.
 
 Logistic models over the binary features of ``gateway.routing.text``: with one head the score of a
-request is ``sigmoid(bias + the sum of the weights of its features)``; the shipped model has a head per
+request is ``sigmoid(bias + the sum of the weights of its features)``, where the sum of each block of
+words (the turn's words, word pairs and pasted words, the context's words) is damped on a long text
+(``damping``, for a model trained with it); the shipped model has a head per
 group of training categories, and the score is the hard heads' share of their probabilities
 (``ScorerModel``). The features are the newest user turn's, and its context's under a ``c:`` prefix,
 word pairs left out. The context (``features.conversation``) is every system and developer message, then
 the ``features.CONTEXT_TURNS`` (two) user turns before the newest, joined; only its first
-``CONTEXT_CHARS`` (1,500) characters are read, and a completions prompt has none. The context has weights
+``blocks.CONTEXT_CHARS`` (1,500) characters are read, and a completions prompt has none. The context has weights
 of its own, learned from the conversations in the training data: a hard conversation stays hard on its
 follow-ups ("now prove the converse") and a hard task stated in the system prompt counts, while a chatty
 persona in a bot's system prompt does not make every turn hard. (Scoring the context with the turn's
@@ -27,6 +29,7 @@ a new way of writing needs (issue 15: held out, small talk 89 -> 91 %, code in w
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +39,16 @@ from typing import Any
 from gateway.errors import ModelError
 from gateway.routing import model_file
 from gateway.routing import weights as tables
-from gateway.routing.text import featurize
+from gateway.routing.blocks import (
+    DAMPED,
+    NO_CONTEXT,
+    TABLES,
+    Blocks,
+    damping,
+    split_blocks,
+    split_features,
+    table_of,
+)
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -49,16 +61,11 @@ __all__ = [
     "ModelError",
     "ScorerModel",
     "describe_feature",
-    "request_features",
 ]
 
 FORMAT = "gateway-router/1"  # one head
 FORMAT_HEADS = "gateway-router/2"  # several heads (ScorerModel)
 DEFAULT_MODEL = model_file.SHIPPED  # the model shipped in gateway/routing/models/
-# Context texts are read only this far: what a system prompt or an earlier turn says about the task is
-# at its start, and the newest turn has its own, larger budget (text.HEAD_CHARS + TAIL_CHARS).
-CONTEXT_CHARS = 1500
-NO_CONTEXT = "c:none"  # a request with nothing before its newest turn
 # The blocks of meaning weights, by the prefix of the word features they average over.
 MEANING_BLOCKS = ("w:", "p:", "c:w:")
 MEANING = "m:"  # the prefix of a meaning block's contribution in explanations ("m:w:")
@@ -67,21 +74,6 @@ CONTEXT_MEANING = MEANING + "c:"
 # With a plain mean, a one-word turn was its word's weight, and single words have large ones
 # (+-18 in the shipped model): "yes" alone scored 0.66 and "x" 0.99. Training uses the same (fit.py).
 MEANING_PRIOR = 3
-
-
-def request_features(newest: str, context: str) -> set[str]:
-    """The features of a request: its newest turn's, and its context's under ``c:`` (see the module)."""
-    own, from_context = _split_features(newest, context)
-    own.update(from_context)
-    return own
-
-
-def _split_features(newest: str, context: str) -> tuple[set[str], set[str]]:
-    """The newest turn's features and the context's, apart: each weight table is then intersected
-    with the side it can hold (a context weight is never among the turn's features)."""
-    if not context:
-        return featurize(newest), {NO_CONTEXT}
-    return featurize(newest), {"c:" + f for f in featurize(context[:CONTEXT_CHARS]) if not f.startswith("b:")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +123,7 @@ class ScorerModel:
     order a set iterates in, which changes with each process's hash seed).
     """
 
-    __slots__ = ("_blocks", "_context", "_hard", "_own", "bias", "heads", "meta", "threshold")
+    __slots__ = ("_blocks", "_hard", "_tables", "bias", "damping", "heads", "meta", "threshold")
 
     def __init__(
         self,
@@ -141,6 +133,7 @@ class ScorerModel:
         meta: dict[str, Any] | None = None,
         meaning: Mapping[str, Mapping[str, float | Sequence[float]]] | None = None,
         heads: Sequence[Head] = ONE_HEAD,
+        damping: float | None = None,
     ) -> None:
         """Weights by feature (a number per head, or one number for a one-head model); meaning weights
         by block, then word, likewise. (``from_columns`` takes the same as one column per head.)"""
@@ -160,6 +153,7 @@ class ScorerModel:
             meta,
             columns(weights),
             {b: columns(t) for b, t in (meaning or {}).items()},
+            damping,
         )
 
     @classmethod
@@ -171,11 +165,12 @@ class ScorerModel:
         meta: dict[str, Any] | None = None,
         meaning: Mapping[str, tables.Columns] | None = None,
         heads: Sequence[Head] = ONE_HEAD,
+        damping: float | None = None,
     ) -> ScorerModel:
         """The model of features and, per head, a column of their weights (and per meaning block, its
         words and a column per head): what training and a format-2 file hold, without a tuple per row."""
         model = cls.__new__(cls)
-        model._setup(heads, bias, threshold, meta, weights, meaning or {})
+        model._setup(heads, bias, threshold, meta, weights, meaning or {}, damping)
         return model
 
     def _setup(
@@ -186,16 +181,17 @@ class ScorerModel:
         meta: dict[str, Any] | None,
         weights: tables.Columns,
         meaning: Mapping[str, tables.Columns],
+        damping: float | None,
     ) -> None:
         self.heads = tuple(heads)
         self.bias = tables.per_head(bias, len(self.heads), "bias")
         self.threshold = threshold
         self.meta = meta if meta is not None else {}
+        self.damping = damping or None  # words per block from which its sum is damped (``damping``)
         table = tables.table(*weights, len(self.heads), "weights")
-        # The turn's weights and the context's apart: each is intersected with the side it can hold (a
-        # context weight is never among the turn's features).
-        self._own = {f: v for f, v in table.items() if not f.startswith("c:")}
-        self._context = {f: v for f, v in table.items() if f.startswith("c:")}
+        self._tables: dict[str, dict[str, int]] = {name: {} for name in TABLES}
+        for feature, packed in table.items():
+            self._tables[table_of(feature)][feature] = packed
         self._blocks: dict[str, dict[str, int]] = {}
         for block, (words, values) in meaning.items():
             self._blocks[block] = tables.table([block + w for w in words], values, len(self.heads), block)
@@ -205,7 +201,7 @@ class ScorerModel:
 
     @property
     def feature_count(self) -> int:
-        return len(self._own) + len(self._context)
+        return sum(map(len, self._tables.values()))
 
     @property
     def meaning_count(self) -> int:
@@ -218,7 +214,7 @@ class ScorerModel:
 
     def weights_of(self, feature: str) -> tuple[float, ...]:
         """A feature's weight in each head (zeros for a feature the model does not know)."""
-        packed = self._context.get(feature) if feature.startswith("c:") else self._own.get(feature)
+        packed = self._tables[table_of(feature)].get(feature)
         return (0.0,) * len(self.heads) if packed is None else tables.unpack(packed, len(self.heads))
 
     def meaning_of(self, block: str, word: str) -> tuple[float, ...] | None:
@@ -231,26 +227,50 @@ class ScorerModel:
         """The decisive logit of a request's features (``request_features``: the turn's and the
         context's): a one-head model's logit; with several heads, the leading hard head's logit less
         the leading easy head's."""
-        own, context = self._sums(features, features)
+        own, context = self._sums(split_blocks(features))
         return self._margin([b + o + c for b, o, c in zip(self.bias, own, context, strict=True)])[0]
 
-    def _sums(self, own_features: set[str], context_features: set[str]) -> tuple[list[float], list[float]]:
+    def _factor(self, table: str, size: int) -> float:
+        return damping(size, self.damping) if table in DAMPED else 1.0
+
+    def _sums(self, blocks: Blocks) -> tuple[list[float], list[float]]:
         """What the newest turn's features and the context's add to each head's logit."""
-        own = tables.table_sum(self._own, own_features, len(self.heads))
-        context = tables.table_sum(self._context, context_features, len(self.heads))
-        for block, values in self._meanings(own_features, context_features):
-            side = context if block.startswith(CONTEXT_MEANING) else own
-            for k, v in enumerate(values):
-                side[k] += v
+        k = len(self.heads)
+        own, context = [0.0] * k, [0.0] * k
+        # The tables read at full weight are summed packed, side by side, and unpacked once per side:
+        # a short turn, whose blocks are not damped, costs what one table did.
+        packed, count = [0, 0], [0, 0]
+        for name, table in self._tables.items():
+            features = blocks[name]
+            hits = table.keys() & features if features else None
+            if not hits:
+                continue
+            side = 1 if name[0] == "c" else 0
+            factor = self._factor(name, len(features))
+            total = sum(map(table.__getitem__, hits))
+            if factor == 1.0:
+                packed[side] += total
+                count[side] += len(hits)
+            else:
+                sums = context if side else own
+                for i, v in enumerate(tables.unpack(total, k, len(hits))):
+                    sums[i] += v * factor
+        for side, sums in enumerate((own, context)):
+            if count[side]:
+                for i, v in enumerate(tables.unpack(packed[side], k, count[side])):
+                    sums[i] += v
+        for block, values in self._meanings(blocks):
+            sums = context if block.startswith(CONTEXT_MEANING) else own
+            for i, v in enumerate(values):
+                sums[i] += v
         return own, context
 
-    def _meanings(self, own_features: set[str], context_features: set[str]) -> list[tuple[str, list[float]]]:
+    def _meanings(self, blocks: Blocks) -> list[tuple[str, list[float]]]:
         """Each meaning block's contribution to each head: the mean of the weights of its words present,
         shrunk towards 0 by MEANING_PRIOR words of weight 0."""
         out = []
         for block, table in self._blocks.items():
-            features = context_features if block.startswith("c:") else own_features
-            hits = table.keys() & features
+            hits = table.keys() & blocks[block]
             if hits:
                 values = tables.sum_of(table, hits, len(self.heads))  # hits: already intersected
                 out.append((MEANING + block, [v / (len(hits) + MEANING_PRIOR) for v in values]))
@@ -274,8 +294,8 @@ class ScorerModel:
     def score(self, newest: str, context: str = "", *, explain: int = 0) -> Difficulty:
         """The request's difficulty; ``explain`` > 0 also lists that many features that pushed it most
         (on the decisive logit: towards the leading hard head, or the leading easy one)."""
-        own_features, context_features = _split_features(newest, context)
-        own, from_context = self._sums(own_features, context_features)
+        blocks = split_features(newest, context)
+        own, from_context = self._sums(blocks)
         logits = [b + o + c for b, o, c in zip(self.bias, own, from_context, strict=True)]
         value = self._probability(logits)
         _, hard, easy = self._margin(logits)
@@ -285,9 +305,11 @@ class ScorerModel:
 
         if not explain:
             return Difficulty(value, on_margin(from_context))
-        present = (self._own.keys() & own_features) | (self._context.keys() & context_features)
-        weighted = [(feature, on_margin(self.weights_of(feature))) for feature in present]
-        for block, values in self._meanings(own_features, context_features):
+        weighted = []
+        for name, table in self._tables.items():
+            factor = self._factor(name, len(blocks[name]))
+            weighted += [(f, on_margin(self.weights_of(f)) * factor) for f in table.keys() & blocks[name]]
+        for block, values in self._meanings(blocks):
             weighted.append((block, on_margin(values)))
         top = sorted(weighted, key=lambda fw: (-abs(fw[1]), fw[0]))[:explain]
         return Difficulty(value, on_margin(from_context), tuple(Contribution(f, w) for f, w in top))
@@ -298,7 +320,7 @@ class ScorerModel:
         """Format 1 for a one-head model (as every earlier model file: a number per feature and word),
         format 2 for several heads: per table, its features (words) and one column of weights per head
         (``weights.columns_of``)."""
-        features = sorted({**self._own, **self._context}.items())
+        features = sorted(itertools.chain.from_iterable(t.items() for t in self._tables.values()))
         if len(self.heads) == 1:
             data: dict[str, Any] = {
                 "format": FORMAT,
@@ -324,6 +346,8 @@ class ScorerModel:
                     )
                     for block, table in self._blocks.items()
                 }
+        if self.damping:
+            data["damping"] = self.damping
         return {**data, "threshold": self.threshold, "meta": self.meta}
 
     def save(self, path: Path) -> None:

@@ -56,8 +56,9 @@ def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
         threshold = float(data["threshold"])
         meta = data.get("meta")
         meta = meta if isinstance(meta, dict) else {}
+        damping = _damping(data, label)
         if heads is ONE_HEAD:
-            model = ScorerModel(weights, data["bias"], threshold, meta, meaning)
+            model = ScorerModel(weights, data["bias"], threshold, meta, meaning, damping=damping)
         else:
             model = ScorerModel.from_columns(
                 tables.columns_of(weights),
@@ -66,6 +67,7 @@ def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
                 meta,
                 {b: tables.columns_of(t) for b, t in meaning.items()},
                 heads,
+                damping,
             )
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{label} is incomplete or malformed: {exc!r}") from exc
@@ -89,3 +91,14 @@ def _heads(data: dict[str, Any], label: str) -> tuple[Head, ...]:
     if {h.hard for h in heads} != {True, False}:
         raise ModelError(f"{label} needs a hard head and an easy one")
     return heads
+
+
+def _damping(data: dict[str, Any], label: str) -> float | None:
+    """The words per block from which the model damps a block's sum (``scorer.damping``); a file
+    written before there was damping has none."""
+    value = data.get("damping")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e6:
+        raise ModelError(f"{label} has damping {value!r}: a number of words, above 0")
+    return float(value)

@@ -52,6 +52,16 @@ def _heads(model: ScorerModel) -> str:
     )
 
 
+def _damping(model: ScorerModel) -> str:
+    if not model.damping:
+        return "none; each block adds the sum of its weights"
+    return (
+        f"the sums of the word blocks (the turn's words, word pairs and pasted words, the context's words) "
+        f"are multiplied by sqrt({model.damping:g} / n) when a block holds n > {model.damping:g} distinct "
+        f"ones, so that a long text's many words do not outvote its shape"
+    )
+
+
 def model_card(
     model: ScorerModel,
     examples: Sequence[Example],
@@ -74,6 +84,7 @@ def model_card(
         f"{meta.get('structure_scale', 1.0)}, the context's by 1, meaning "
         f"features by {meta.get('meaning_scale', 0)} ({meta.get('meaning_dims', 0)} dimensions), features "
         f"seen in fewer than {meta.get('min_count')} examples dropped).",
+        f"- Damping: {_damping(model)}.",
         f"- Heads: {_heads(model)}.",
         f"- File: {size / 1024:.0f} KiB gzip'd JSON, {model.feature_count} weights and "
         f"{model.meaning_count} meaning weights per head, bias {', '.join(map(str, model.bias))}.",

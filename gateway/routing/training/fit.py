@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gateway.routing.blocks import DAMPED, damping, request_features, table_of
 from gateway.routing.features import conversation
 from gateway.routing.scorer import (
     MEANING_BLOCKS,
@@ -24,7 +25,6 @@ from gateway.routing.scorer import (
     ONE_HEAD,
     Head,
     ScorerModel,
-    request_features,
 )
 from gateway.routing.training.sources import Example
 from gateway.routing.training.vectors import WordVectors, load_word_vectors
@@ -69,6 +69,11 @@ class FitSettings:
     # one easy (labels alone, as an operator's) gets one head either way: two heads fitted on opposite
     # labels are the same model with opposite signs, and their share is the one head's probability.
     heads: bool = True
+    # The sums of the word blocks (the turn's words, pairs, pasted words, the context's words) are damped
+    # beyond this many distinct ones in the block (scorer.damping); 0: not damped. Chosen by the held-out
+    # figures (issue 15, 12 groups of sources, best balanced accuracy: none 96.23 %, 8 96.38 %, 15
+    # 96.61 %, 30 96.40 %, 60 96.27 %).
+    damping: float = 15.0
 
 
 # The groups of training categories a model has a head for (issue 15): what the leave-one-source-out
@@ -162,12 +167,20 @@ def fit(
     scale = np.asarray([_scale(name, settings.structure_scale) for name in names])
     indices: list[int] = []
     indptr = [0]
+    values: list[float] = []
+    table = [table_of(name) for name in names]
     for row in rows:
-        indices.extend(sorted(column[f] for f in row if f in column))
+        known = sorted(column[f] for f in row if f in column)
+        # Each row's word blocks damped as the scorer damps them, by the block's size in the row
+        # (every feature of the block, known to the model or not: what the scorer counts).
+        sizes = Counter(map(table_of, row))
+        factor = {name: damping(sizes[name], settings.damping) if name in DAMPED else 1.0 for name in sizes}
+        indices.extend(known)
+        values.extend(scale[i] * factor[table[i]] for i in known)
         indptr.append(len(indices))
     index_array = np.asarray(indices, dtype=np.int32)
     matrix = csr_matrix(
-        (scale[index_array], index_array, np.asarray(indptr, dtype=np.int32)),
+        (np.asarray(values), index_array, np.asarray(indptr, dtype=np.int32)),
         shape=(len(rows), len(names)),
     )
     if vectors is not None and meaning is not None:
@@ -216,8 +229,9 @@ def fit(
         "min_count": settings.min_count,
         "seed": settings.seed,
         "heads": [h.name for h in heads],
+        "damping": settings.damping,
     }
-    return ScorerModel.from_columns(weights, intercepts, threshold, meta, tables, heads)
+    return ScorerModel.from_columns(weights, intercepts, threshold, meta, tables, heads, settings.damping)
 
 
 def _scale(name: str, structure: float) -> float:
