@@ -3,17 +3,17 @@
 Logistic models over the binary features of ``gateway.routing.text``: with one head the score of a
 request is ``sigmoid(bias + the sum of the weights of its features)``, where the sum of each block of
 words (the turn's words, word pairs and pasted words, the context's words) is damped on a long text
-(``damping``, for a model trained with it); the shipped model has a head per
-group of training categories, and the score is the hard heads' share of their probabilities
-(``ScorerModel``). The features are the newest user turn's, and its context's under a ``c:`` prefix,
-word pairs left out. The context (``features.conversation``) is every system and developer message, then
-the ``features.CONTEXT_TURNS`` (two) user turns before the newest, joined; only its first
-``blocks.CONTEXT_CHARS`` (1,500) characters are read, and a completions prompt has none. The context has weights
-of its own, learned from the conversations in the training data: a hard conversation stays hard on its
-follow-ups ("now prove the converse") and a hard task stated in the system prompt counts, while a chatty
-persona in a bot's system prompt does not make every turn hard. (Scoring the context with the turn's
-weights and keeping the higher score sent most of a Telegram bot's small talk to the autoregressive
-backend: a system prompt reads like nothing a user writes.)
+(``damping``, for a model trained with it); the shipped model has a head per group of training
+categories, and the score is the hard heads' share of their probabilities (``ScorerModel``). The
+features are the newest user turn's, and its context's under a ``c:`` prefix, word pairs left out. The
+context (``features.conversation``) is every system and developer message, then the
+``features.CONTEXT_TURNS`` (two) user turns before the newest, joined; only its first
+``blocks.CONTEXT_CHARS`` (1,500) characters are read, and a completions prompt has none. The context has
+weights of its own, learned from the conversations in the training data: a hard conversation stays hard
+on its follow-ups ("now prove the converse") and a hard task stated in the system prompt counts, while a
+chatty persona in a bot's system prompt does not make every turn hard. (Scoring the context with the
+turn's weights and keeping the higher score sent most of a Telegram bot's small talk to the
+autoregressive backend: a system prompt reads like nothing a user writes.)
 
 The model is data (a gzip'd JSON file written by ``gateway router train``), loaded once at start-up; a
 missing or corrupt file is a ``ModelError`` with the reason, never a silent fallback to another policy.
