@@ -123,12 +123,25 @@ def _rows_and_columns(examples: list[Example], min_count: int) -> tuple[list[set
     return rows, sorted(f for f, n in counts.items() if n >= min_count)
 
 
+def _assert_scores_as_sklearn(model: Any, examples: list[Example], dense: Any, c: float) -> None:
+    """The gateway's scores of ``examples`` are sklearn's probabilities, fitted as the trainer fits, on
+    the rows ``dense`` (the values each feature entered the fit with, worked out by the test)."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+
+    reference = LogisticRegression(
+        C=c, solver="liblinear", class_weight="balanced", max_iter=2000, random_state=0
+    ).fit(csr_matrix(dense), [e.label == "hard" for e in examples])
+    expected = reference.predict_proba(csr_matrix(dense))[:, 1]
+    got = [model.score(e.messages[-1]["content"]).score for e in examples]
+    assert np.allclose(got, expected, atol=2e-3)  # the stored weights are rounded to 4 decimals
+
+
 def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
     """The fit sees structure features with a larger value (FitSettings.structure_scale); the stored
     weights are scaled back, so the gateway's sum over present features gives sklearn's probability."""
     import numpy as np
-    from scipy.sparse import csr_matrix
-    from sklearn.linear_model import LogisticRegression
 
     from gateway.routing.training.fit import FitSettings, _scale, fit
 
@@ -146,20 +159,13 @@ def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
         for f in row:
             if f in column:
                 dense[r, column[f]] = _scale(f, 3.0)
-    reference = LogisticRegression(
-        C=settings.c, solver="liblinear", class_weight="balanced", max_iter=2000, random_state=0
-    ).fit(csr_matrix(dense), [e.label == "hard" for e in examples])
-    expected = reference.predict_proba(csr_matrix(dense))[:, 1]
-    got = [model.score(e.messages[-1]["content"]).score for e in examples]
-    assert np.allclose(got, expected, atol=2e-3)  # the stored weights are rounded to 4 decimals
+    _assert_scores_as_sklearn(model, examples, dense, settings.c)
 
 
 def test_damped_word_blocks_score_as_the_fit_did(tmp_path: Path) -> None:
     """The fit damps each row's word blocks by their size (FitSettings.damping), as the scorer does at
     run time: the gateway's score of a long request is sklearn's probability on the damped rows."""
     import numpy as np
-    from scipy.sparse import csr_matrix
-    from sklearn.linear_model import LogisticRegression
 
     from gateway.routing.training.fit import FitSettings, fit
 
@@ -180,12 +186,7 @@ def test_damped_word_blocks_score_as_the_fit_did(tmp_path: Path) -> None:
                 prefix = next((p for p in sizes if f.startswith(p)), None)
                 dense[r, column[f]] = min(1.0, (3.0 / sizes[prefix]) ** 0.5) if prefix else 1.0
     assert dense.max() == 1.0 and 0 < dense[dense > 0].min() < 0.6  # some rows were damped
-    reference = LogisticRegression(
-        C=settings.c, solver="liblinear", class_weight="balanced", max_iter=2000, random_state=0
-    ).fit(csr_matrix(dense), [e.label == "hard" for e in examples])
-    expected = reference.predict_proba(csr_matrix(dense))[:, 1]
-    got = [model.score(e.messages[-1]["content"]).score for e in examples]
-    assert np.allclose(got, expected, atol=2e-3)  # the stored weights are rounded to 4 decimals
+    _assert_scores_as_sklearn(model, examples, dense, settings.c)
 
 
 def test_categories_give_a_head_per_group_scored_as_the_fits_did(tmp_path: Path) -> None:
