@@ -3,7 +3,7 @@
 Logistic models over the binary features of ``gateway.routing.text``: with one head the score of a
 request is ``sigmoid(bias + the sum of the weights of its features)``, where the sum of each block of
 words (the turn's words, word pairs and pasted words, the context's words) is damped on a long text
-(``damping``, for a model trained with it); the shipped model has a head per group of training
+(``blocks.damping``, for a model trained with it); the shipped model has a head per group of training
 categories, and the score is the hard heads' share of their probabilities (``ScorerModel``). The
 features are the newest user turn's, and its context's under a ``c:`` prefix, word pairs left out. The
 context (``features.conversation``) is every system and developer message, then the

@@ -94,7 +94,7 @@ def _heads(data: dict[str, Any], label: str) -> tuple[Head, ...]:
 
 
 def _damping(data: dict[str, Any], label: str) -> float | None:
-    """The words per block from which the model damps a block's sum (``scorer.damping``); a file
+    """The words per block from which the model damps a block's sum (``blocks.damping``); a file
     written before there was damping has none."""
     value = data.get("damping")
     if value is None:
