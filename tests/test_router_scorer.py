@@ -279,6 +279,9 @@ def test_a_long_texts_word_blocks_are_damped() -> None:
     expected = (1.0 + 2.0) * math.sqrt(2 / 4) + 0.5 * math.sqrt(2 / 3) + 0.25
     assert damped.logit(request_features(text, "")) == pytest.approx(expected)
     assert damped.logit(request_features("fix bug", "")) == pytest.approx(undamped)  # 2 words, 1 pair
+    meaning = ScorerModel(weights, 0.0, 0.5, meaning={"w:": {"fix": 3.0}}, damping=2.0)
+    mean = 3.0 / (1 + MEANING_PRIOR)  # a mean already: not damped
+    assert meaning.logit(request_features(text, "")) == pytest.approx(expected + mean)
     context = "a proof of it"  # the context's 4 words: its block damped apart
     got = damped.score(text, context, explain=2)
     assert got.context == pytest.approx(4.0 * math.sqrt(2 / 4))
