@@ -192,7 +192,8 @@ def test_damped_word_blocks_score_as_the_fit_did(tmp_path: Path) -> None:
 def test_categories_give_a_head_per_group_scored_as_the_fits_did(tmp_path: Path) -> None:
     """Examples in several groups of categories (fit.GROUPS) give one head per group, each fitted one
     against the rest as sklearn fits it; the gateway's score is the hard heads' share of the heads'
-    probabilities. A category listed with the other label falls to that label's "other" group."""
+    probabilities. A category listed with the other label falls to that label's "other" group. A head
+    with a factor in ``head_c`` is fitted with C times it, the others with C."""
     import numpy as np
     from scipy.sparse import csr_matrix
     from sklearn.linear_model import LogisticRegression
@@ -217,8 +218,11 @@ def test_categories_give_a_head_per_group_scored_as_the_fits_did(tmp_path: Path)
     ]
     assert group_of(Example([], "easy", "s", "code")) == "other easy"  # code, labelled easy
     assert group_of(Example([], "hard", "s", "custom")) == "other hard"
-    settings = FitSettings(structure_scale=1.0, prune=0.0, meaning_scale=0.0)
+    settings = FitSettings(
+        structure_scale=1.0, prune=0.0, meaning_scale=0.0, head_c=(("small talk", 0.1), ("code", 3.0))
+    )
     model = fit(examples, settings)
+    assert model.meta["head_c"] == {"small talk": 0.1, "code": 3.0}
     assert [(h.name, h.hard) for h in model.heads] == [
         ("code", True),
         ("other easy", False),
@@ -234,9 +238,14 @@ def test_categories_give_a_head_per_group_scored_as_the_fits_did(tmp_path: Path)
                 dense[r, column[f]] = 1.0
     groups = [group_of(e) for e in examples]
     probabilities = []
+    c = {"code": 3.0 * settings.c, "small talk": 0.1 * settings.c}
     for head in model.heads:
         reference = LogisticRegression(
-            C=settings.c, solver="liblinear", class_weight="balanced", max_iter=2000, random_state=0
+            C=c.get(head.name, settings.c),
+            solver="liblinear",
+            class_weight="balanced",
+            max_iter=2000,
+            random_state=0,
         ).fit(csr_matrix(dense), [g == head.name for g in groups])
         probabilities.append(reference.predict_proba(csr_matrix(dense))[:, 1])
     p = np.asarray(probabilities)
@@ -410,3 +419,10 @@ def test_sources_held_out_in_groups_are_each_scored_by_a_model_that_never_saw_th
     assert len(trained_on) == 2  # two groups of sources, not five
     assert sorted(id(p.example) for p in predictions) == sorted(id(e) for e in examples)
     assert all(source not in scored_by[source] for source in scored_by) and len(scored_by) == 5
+
+
+def test_the_card_gives_a_head_its_own_c() -> None:
+    from gateway.routing.training.card import _head_c
+
+    assert _head_c({"c": 0.5, "head_c": {"small talk": 0.25}}) == " and 0.125 for the small talk head"
+    assert _head_c({"c": 0.5, "head_c": {}}) == "" == _head_c({"c": 0.5})  # one head, or none set

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from gateway.routing.scorer import ScorerModel
 from gateway.routing.training.data import builtin_sources, public_licences
@@ -62,6 +63,13 @@ def _damping(model: ScorerModel) -> str:
     )
 
 
+def _head_c(meta: dict[str, Any]) -> str:
+    factors = meta.get("head_c") or {}
+    if not factors or not isinstance(meta.get("c"), (int, float)):
+        return ""
+    return "".join(f" and {meta['c'] * f:g} for the {name} head" for name, f in sorted(factors.items()))
+
+
 def model_card(
     model: ScorerModel,
     examples: Sequence[Example],
@@ -80,7 +88,7 @@ def model_card(
         "# Routing scorer: model card",
         "",
         f"- Trained: {meta.get('created', '?')} with `gateway router train` (seed {meta.get('seed')}, "
-        f"C={meta.get('c')}, the newest turn's structure features scaled by "
+        f"C={meta.get('c')}{_head_c(meta)}, the newest turn's structure features scaled by "
         f"{meta.get('structure_scale', 1.0)}, the context's by 1, meaning "
         f"features by {meta.get('meaning_scale', 0)} ({meta.get('meaning_dims', 0)} dimensions), features "
         f"seen in fewer than {meta.get('min_count')} examples dropped).",

@@ -74,6 +74,12 @@ class FitSettings:
     # figures (issue 15, 12 groups of sources, best balanced accuracy of the scorer alone: none 96.23 %,
     # 8 96.18 %, 15 96.40 %, 30 96.40 %, 60 96.27 %; 15 kept small talk 0.3 point higher than 30).
     damping: float = 15.0
+    # A head's C is ``c`` times its factor here (1 for a head not listed). The small-talk head's sources
+    # are the most varied ways of writing of any group (real chit-chat, diaries, a bot's regulars, musings,
+    # talk about technology), so the words of any one of them say least about the next: under a stronger
+    # penalty the head leans on what they share (the register, the meaning weights, the shape). Chosen by
+    # the held-out figures (issue 15, docs/router-history.md).
+    head_c: tuple[tuple[str, float], ...] = (("small talk", 0.25),)
 
 
 # The groups of training categories a model has a head for (issue 15): what the leave-one-source-out
@@ -194,9 +200,10 @@ def fit(
         heads = tuple(Head(g, g in _HARD_GROUPS) for g in names_of_groups)
         targets = [[1 if group == g else 0 for group in groups] for g in names_of_groups]
     coefs, intercepts = [], []
-    for target in targets:
+    factors = dict(settings.head_c)
+    for head, target in zip(heads, targets, strict=True):
         model = LogisticRegression(
-            C=settings.c,
+            C=settings.c * factors.get(head.name, 1.0),
             solver="liblinear",
             class_weight="balanced",
             max_iter=2000,
@@ -230,6 +237,7 @@ def fit(
         "seed": settings.seed,
         "heads": [h.name for h in heads],
         "damping": settings.damping,
+        "head_c": {h.name: factors[h.name] for h in heads if h.name in factors},
     }
     return ScorerModel.from_columns(weights, intercepts, threshold, meta, tables, heads, settings.damping)
 
