@@ -426,3 +426,11 @@ def test_the_card_gives_a_head_its_own_c() -> None:
 
     assert _head_c({"c": 0.5, "head_c": {"small talk": 0.25}}) == " and 0.125 for the small talk head"
     assert _head_c({"c": 0.5, "head_c": {}}) == "" == _head_c({"c": 0.5})  # one head, or none set
+
+
+@pytest.mark.parametrize("head_c", [(("smalltalk", 0.5),), (("small talk", 0.0),), (("code", -1.0),)])
+def test_a_head_c_for_no_head_or_not_above_zero_is_refused(head_c: tuple[tuple[str, float], ...]) -> None:
+    from gateway.routing.training.fit import FitSettings
+
+    with pytest.raises(ValueError, match="head_c"):
+        FitSettings(head_c=head_c)

@@ -83,6 +83,14 @@ class FitSettings:
     # talk 96.9 -> 97.2 % at the same threshold; docs/router-history.md).
     head_c: tuple[tuple[str, float], ...] = (("small talk", 0.25),)
 
+    def __post_init__(self) -> None:
+        heads = {*GROUPS.values(), "other hard", "other easy", ONE_HEAD[0].name}
+        for name, factor in self.head_c:
+            if name not in heads or not factor > 0:
+                raise ValueError(
+                    f"head_c: {name!r} x {factor!r}: a head ({', '.join(sorted(heads))}), above 0"
+                )
+
 
 # The groups of training categories a model has a head for (issue 15): what the leave-one-source-out
 # figures were measured with (one head per group: hard recall 95.3 -> 96.1 %, easy 95.7 -> 95.8 %, at the
