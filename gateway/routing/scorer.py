@@ -308,7 +308,10 @@ class ScorerModel:
         weighted = []
         for name, table in self._tables.items():
             factor = self._factor(name, len(blocks[name]))
-            weighted += [(f, on_margin(self.weights_of(f)) * factor) for f in table.keys() & blocks[name]]
+            weighted += [
+                (f, on_margin(tables.unpack(table[f], len(self.heads))) * factor)
+                for f in table.keys() & blocks[name]
+            ]
         for block, values in self._meanings(blocks):
             weighted.append((block, on_margin(values)))
         top = sorted(weighted, key=lambda fw: (-abs(fw[1]), fw[0]))[:explain]
