@@ -26,7 +26,7 @@ from pathlib import Path
 
 from gateway.routing.training.data import builtin_examples
 from gateway.routing.training.fit import FitSettings, choose_threshold, leave_one_source_out, recall
-from gateway.routing.training.report import confusion, per_group, sweep, under_policy
+from gateway.routing.training.report import confusion, per_group, sweep, targets, under_policy
 
 
 def main() -> None:
@@ -60,6 +60,10 @@ def main() -> None:
     print()
     print(sweep(predictions))
     print()
+    # Issue 15's targets as the threshold moves: can one threshold meet them all, and what does each cost?
+    print("Issue 15's targets under the routing policy, as the threshold moves:\n")
+    print(targets(routed))
+    print()
     print(per_group(routed, threshold, lambda p: p.example.source, "held-out source (policy)"))
     if args.json:
         by_class: dict[str, list[bool]] = defaultdict(list)
@@ -76,6 +80,7 @@ def main() -> None:
                     "easy_recall": recall(predictions, threshold, "easy"),
                     "classes": {k: sum(v) / len(v) for k, v in sorted(by_class.items())},
                     "policy_classes": {k: sum(v) / len(v) for k, v in sorted(by_policy.items())},
+                    "targets": targets(routed),
                     "examples": len(examples),
                     "sources": sources,
                 },

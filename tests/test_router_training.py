@@ -65,6 +65,7 @@ def test_train_is_deterministic_and_eval_reads_the_model(
     assert first.read_bytes() == second.read_bytes()  # seeded, and the file carries no timestamp
     text = card.read_text()
     assert "| file:team-a | " in text and "operator's data" in text and "hard recall" in text
+    assert "Issue 15's targets" not in text  # labels alone: no class has a target
     printed = capsys.readouterr().out
     assert (
         "Sources held out one at a time" in printed
@@ -351,6 +352,39 @@ def test_the_policy_report_counts_structural_rules_first() -> None:
     prose = Example([{"role": "user", "content": "Is my bike safe to ride?"}], "easy", "s", "advice")
     routed = under_policy([Prediction(snippet, 0.1), Prediction(prose, 0.2)])
     assert [p.score for p in routed] == [1.0, 0.2]
+
+
+def test_the_targets_report_says_where_each_target_is_met_and_what_it_costs_the_others() -> None:
+    """report.targets: a hard class meets its target up to a threshold, an easy one from a threshold; the
+    classes short of theirs at that edge; whether one threshold meets them all, and without which."""
+    from gateway.routing.training.fit import Prediction
+    from gateway.routing.training.report import targets
+
+    def predictions(scores: list[float], label: str, category: str) -> list[Prediction]:
+        return [Prediction(Example([], label, "s", category), s) for s in scores]
+
+    goals = {"code": 1.0, "reasoning": 0.95, "smalltalk": 0.97}
+    # Code is all on the hard side only up to 0.05 (its lowest score); reasoning up to 0.80; small talk
+    # is all on the easy side from 0.31 (above its highest score).
+    rows = (
+        predictions([0.9, 0.9, 0.05], "hard", "code")
+        + predictions([0.8] * 20, "hard", "reasoning")
+        + predictions([0.1, 0.2, 0.3], "easy", "smalltalk")
+        + predictions([0.5], "easy", "advice")  # no target: not in the report
+    )
+    report = targets(rows, goals)
+    assert "| code | 100% | up to 0.05 | smalltalk 0.0% |" in report
+    assert "| reasoning | 95% | up to 0.80 | code 66.7% |" in report
+    assert "| smalltalk | 97% | from 0.31 | code 66.7% |" in report
+    assert "advice" not in report
+    assert "Every target met at once: at no threshold." in report
+    assert "Every target but code's: 0.31-0.80." in report
+    assert "Every target but smalltalk's: 0.01-0.05." in report
+    assert "Every target but reasoning's" not in report  # code and small talk conflict without it too
+    # Code's lowest score raised above small talk's highest: one band meets every target.
+    rows[2] = Prediction(rows[2].example, 0.4)
+    assert "Every target met at once: 0.31-0.40." in targets(rows, goals)
+    assert targets(predictions([0.5], "easy", "operator"), goals) == ""
 
 
 def test_the_threshold_is_the_best_balanced_one_that_fails_its_weakest_class_least() -> None:

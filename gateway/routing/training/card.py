@@ -10,7 +10,7 @@ from typing import Any
 from gateway.routing.scorer import ScorerModel
 from gateway.routing.training.data import builtin_sources, public_licences
 from gateway.routing.training.fit import Prediction, recall
-from gateway.routing.training.report import confusion, per_group, sweep, under_policy
+from gateway.routing.training.report import confusion, per_group, sweep, targets, under_policy
 from gateway.routing.training.sources import Example
 
 __all__ = ["model_card"]
@@ -119,6 +119,8 @@ def model_card(
         return "\n".join(lines) + "\n"
     threshold = model.threshold
     hard, easy = recall(held_out, threshold, "hard"), recall(held_out, threshold, "easy")
+    routed = under_policy(held_out)
+    goals = targets(routed)
     lines += [
         "Each source's examples scored by a model trained without it"
         + (f" (the sources held out in {folds} groups" if folds else " (the sources held out one at a time")
@@ -131,12 +133,23 @@ def model_card(
         "The routing policy, as the gateway routes: the structural rules first (code in the text: a fence, "
         "a signature, a stack trace, an inline snippet), then the held-out score:",
         "",
-        per_group(under_policy(held_out), threshold, lambda p: p.example.category, "class"),
+        per_group(routed, threshold, lambda p: p.example.category, "class"),
         "",
         confusion(held_out, threshold),
         "",
         sweep(held_out),
         "",
+        *(
+            [
+                "Issue 15's targets under the routing policy, as the threshold moves: where each class "
+                "meets its own, and which classes fall short of theirs there.",
+                "",
+                goals,
+                "",
+            ]
+            if goals
+            else []
+        ),
         per_group(held_out, threshold, lambda p: p.example.source, "held-out source"),
     ]
     return "\n".join(lines) + "\n"
