@@ -8,8 +8,10 @@ held-out source's examples as the gateway would (newest turn and context). So a 
 the scorer does on a way of writing requests it has never seen, which is what a new deployment's
 traffic is. Two figures per class: the scorer alone, and the routing policy, where the structural rules
 (code in the text, ...) come first and the held-out score decides the rest, as in the gateway; the
-per-source table is the policy's. Needs the router-train extra (scikit-learn). 20-35 minutes on 2
-cores (2026-11-27: four heads, 85 sources; 31 minutes on a slow spell of the development VM).
+per-source table is the policy's; then issue 15's targets as the threshold moves (where each class
+meets its own, and whether one threshold meets them all). Needs the router-train extra (scikit-learn).
+20-35 minutes on 2 cores (2026-11-27: four heads, 85 sources; 31 minutes on a slow spell of the
+development VM).
 
 The classes are the sources' categories: reasoning, math-word, math and code go to the autoregressive
 backend, smalltalk, factual, transform, writing and advice to the diffusion backend.
