@@ -63,8 +63,9 @@ def main() -> None:
     print(sweep(predictions))
     print()
     # Issue 15's targets as the threshold moves: can one threshold meet them all, and what does each cost?
+    goals = targets(routed)
     print("Issue 15's targets under the routing policy, as the threshold moves:\n")
-    print(targets(routed))
+    print(goals)
     print()
     print(per_group(routed, threshold, lambda p: p.example.source, "held-out source (policy)"))
     if args.json:
@@ -82,7 +83,7 @@ def main() -> None:
                     "easy_recall": recall(predictions, threshold, "easy"),
                     "classes": {k: sum(v) / len(v) for k, v in sorted(by_class.items())},
                     "policy_classes": {k: sum(v) / len(v) for k, v in sorted(by_policy.items())},
-                    "targets": targets(routed),
+                    "targets": goals,
                     "examples": len(examples),
                     "sources": sources,
                 },
