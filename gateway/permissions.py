@@ -66,6 +66,8 @@ def resolve_access(
     choosing one. An entry that names no configured backend grants nothing (a stale or mistyped entry
     closes access rather than opening it). ``backends`` narrows the result in every case.
     """
+    if models is None and backends is None:
+        return UNRESTRICTED
     catalog = tuple(catalog)
     if models is None or models == {AUTO}:
         serving = None

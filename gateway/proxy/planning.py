@@ -1,11 +1,10 @@
 """The routing plan of a parsed request: shared by the proxy loop, ``POST /v1/gateway/route`` and
 ``gateway route``, so that the dry run and the live request decide alike (issue 15).
 
-``plan_route`` hands the decision what the principal may use (which keeps every candidate inside it) and
-applies the speed tier; ``second_stage_texts`` says
-whether the optional embedding second stage should weigh in (its probability is computed by the caller,
-off the event loop); ``describe`` is the dry run's answer; ``dry_run_endpoint`` the API a dry-run body is
-read in.
+``plan_route`` hands the decision what the principal may use (the decision keeps every candidate inside
+it) and applies the speed tier; ``second_stage_texts`` says whether the optional embedding second stage
+should weigh in (its probability is computed by the caller, off the event loop); ``describe`` is the dry
+run's answer; ``dry_run_endpoint`` the API a dry-run body is read in.
 """
 
 from __future__ import annotations
