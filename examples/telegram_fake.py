@@ -1,8 +1,9 @@
 """A local fake of the Telegram Bot API, enough for python-telegram-bot's polling bot.
 
 It serves ``/bot<token>/<method>`` on loopback: getMe, deleteWebhook, getUpdates (long polling on a
-queue the test fills), sendMessage, editMessageText, sendChatAction, and keeps every message as the
-chat shows it, with the history of its edits.
+queue that ``say`` fills), sendMessage, editMessageText, sendChatAction, and keeps every message as the
+chat shows it, with the history of its edits. ``telegram_bot.py --fake-telegram`` runs the bot against it
+from a terminal, and the tests drive it directly; neither needs a Telegram account or the internet.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -41,8 +43,10 @@ class Shown:
 
 
 class FakeTelegram:
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, on_change: Callable[[Shown], None] | None = None) -> None:
         self.token = token
+        # Called with a message each time the bot sends or edits one (the terminal mode prints it).
+        self.on_change = on_change
         self.updates: list[dict[str, Any]] = []
         self.sent: list[Shown] = []
         self.calls: list[str] = []
@@ -96,6 +100,7 @@ class FakeTelegram:
             shown = Shown(next(self._ids), chat_id, [params["text"]])
             with self._lock:
                 self.sent.append(shown)
+            self._changed(shown)
             return _ok(self._message(shown))
         if method == "editMessageText":
             message_id = int(params["message_id"])
@@ -106,8 +111,13 @@ class FakeTelegram:
                     description = "Bad Request: message is not modified"
                     return _result({"ok": False, "error_code": 400, "description": description}, 400)
                 shown.texts.append(params["text"])
+            self._changed(shown)
             return _ok(self._message(shown))
         return _result({"ok": False, "error_code": 404, "description": "Not Found"}, 404)
+
+    def _changed(self, shown: Shown) -> None:
+        if self.on_change is not None:
+            self.on_change(shown)
 
     async def _poll(self, offset: int, wait: float) -> list[dict[str, Any]]:
         deadline = time.monotonic() + min(wait, 1.0)
