@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     router = sub.add_parser("router", help="train or evaluate the routing difficulty scorer")
     actions = router.add_subparsers(required=True, metavar="ACTION")
 
-    p = actions.add_parser("train", help="train a scorer model (needs the router-train extra)")
+    p = actions.add_parser("train", help="train a scorer model (needs the training package, training/)")
     p.add_argument(
         "--data",
         type=Path,
@@ -53,10 +53,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _train(args: argparse.Namespace) -> int:
-    from gateway.routing.training.card import model_card
-    from gateway.routing.training.data import DataError, builtin_examples, load_jsonl
-    from gateway.routing.training.fit import FitSettings, choose_threshold, fit, leave_one_source_out
-    from gateway.routing.training.report import per_group, sweep
+    from gateway_training.card import model_card
+    from gateway_training.data import DataError, builtin_examples, load_jsonl
+    from gateway_training.fit import FitSettings, choose_threshold, fit, leave_one_source_out
+    from gateway_training.report import per_group, sweep
 
     try:
         examples = [] if args.no_builtin else builtin_examples(args.per_source, args.seed)
@@ -108,9 +108,9 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from gateway.routing.training.data import DataError, load_jsonl
-    from gateway.routing.training.fit import predict
-    from gateway.routing.training.report import confusion, per_group, sweep
+    from gateway_training.data import DataError, load_jsonl
+    from gateway_training.fit import predict
+    from gateway_training.report import confusion, per_group, sweep
 
     try:
         model = load_model(args.model)
