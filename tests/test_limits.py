@@ -6,6 +6,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import openai
+import orjson
 import pytest
 import redis as redis_py
 import yaml
@@ -355,17 +357,19 @@ def test_a_reservation_is_replaced_by_what_the_request_spent(make_gateway, fault
     assert wait_for(lambda: _left(gw, 1000) == 1000 - spent)
 
 
+def _hung_up(caplog) -> dict | None:
+    """The request log line of the one request whose client hung up (499) in this test."""
+    lines = [getattr(r, "fields", {}) for r in caplog.records if r.name == "gateway.request"]
+    return next((f for f in lines if f.get("status") == 499), None)
+
+
 def test_an_aborted_stream_is_charged_its_prompt_and_what_it_relayed(make_gateway, caplog):
     caplog.set_level(logging.INFO, logger="gateway.request")
     gw = make_gateway(limits={"tokens_per_minute": 100_000})
     messages = [{"role": "user", "content": "word " * 3000}]  # 3,006 tokens as the simulator counts them
     estimate = estimate_prompt_tokens({"messages": messages})
     body = {"model": AR_MODEL, "messages": messages, "stream": True, "max_tokens": 200}
-    headers = {
-        "authorization": f"Bearer {gw.key}",
-        "x-request-id": "aborted-1",
-        "x-sim-fault": "stall_after=5",
-    }
+    headers = {"authorization": f"Bearer {gw.key}", "x-sim-fault": "stall_after=5"}
     with httpx.stream("POST", gw.url + "/v1/chat/completions", json=body, headers=headers, timeout=30) as r:
         assert r.headers["x-ratelimit-remaining-tokens"] == str(100_000 - estimate - 200)
         events = 0
@@ -373,18 +377,34 @@ def test_an_aborted_stream_is_charged_its_prompt_and_what_it_relayed(make_gatewa
             events += line.startswith("data: ")
             if events == 5:  # all the backend sends before it stalls: the role and four tokens
                 break
-
-    def logged() -> dict | None:
-        lines = [getattr(r, "fields", {}) for r in caplog.records if r.name == "gateway.request"]
-        return next((f for f in lines if f.get("request_id") == "aborted-1"), None)
-
-    assert wait_for(lambda: logged() is not None)
-    line = logged()
-    assert line is not None and line["status"] == 499 and line["outcome"] == "disconnected"
+    assert wait_for(lambda: _hung_up(caplog) is not None)
+    line = _hung_up(caplog)
+    assert line is not None and line["outcome"] == "disconnected"
     # The backend's usage never came: the prompt is the gateway's estimate, and says so.
     assert line["usage_estimated"] is True
     assert (line["prompt_tokens"], line["completion_tokens"]) == (estimate, 4)
     assert wait_for(lambda: _left(gw, 100_000) == 100_000 - estimate - 4)
+
+
+def test_a_client_gone_before_a_non_streamed_answer_is_charged_its_prompt(make_gateway, ar_sim, caplog):
+    caplog.set_level(logging.INFO, logger="gateway.request")
+    gw = make_gateway(limits={"tokens_per_minute": 100_000})
+    messages = [{"role": "user", "content": "word " * 3000}]
+    estimate = estimate_prompt_tokens({"messages": messages})
+    body = orjson.dumps({"model": AR_MODEL, "messages": messages, "max_tokens": 200})
+    head = (
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {gw.key}\r\nx-sim-fault: stall_after=0\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    started = ar_sim.state.started
+    with socket.create_connection(("127.0.0.1", gw.server.port)) as conn:
+        conn.sendall(head.encode() + body)
+        assert wait_for(lambda: ar_sim.state.started > started)  # the backend has the prompt: hang up
+    assert wait_for(lambda: _hung_up(caplog) is not None)
+    line = _hung_up(caplog)
+    assert line is not None and line["outcome"] == "disconnected" and line["usage_estimated"] is True
+    assert (line["prompt_tokens"], line["completion_tokens"]) == (estimate, 0)
+    assert wait_for(lambda: _left(gw, 100_000) == 100_000 - estimate)
 
 
 def test_a_model_the_key_may_not_use_is_403_even_at_its_rate_limit(make_gateway):
