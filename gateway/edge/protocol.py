@@ -22,7 +22,21 @@ byte now and then, holds its connection (and a file descriptor) for ever. Here, 
 * the app **started once the body is in** (``_start_asgi_task``), as nginx buffers a request before it
   proxies it: a body that never arrives costs the gateway no task, no authentication, no log line;
 * the **keep-alive timer cancelled on every close** (``connection_lost``), a reset included: uvicorn
-  cancels it on a clean close only, and the timer kept a dead connection's objects for the collector.
+  cancels it on a clean close only, and the timer kept a dead connection's objects for the collector;
+* **bounds on a request's head** (``edge.max_header_bytes``, ``max_headers``, ``max_header_line_bytes``):
+  uvicorn and httptools keep every header line a client sends until the head ends, so a client streaming
+  small header lines, or one endless value, grew the process by hundreds of megabytes per connection
+  within the header deadline. Fields are counted as httptools hands them over (``on_url``,
+  ``on_header``); a line httptools is still accumulating is invisible to those callbacks, so the bytes
+  received after the last line break (``data_received``) bound it. Past a bound the client gets a 431
+  and the connection is closed; nothing more is parsed;
+* **chunked trailer fields dropped** (``on_header`` after the head): uvicorn appended them to the
+  request's headers, where ``Authorization``, ``x-gateway-route`` or ``Content-Encoding`` sent after the
+  body counted as if sent before it (RFC 9110 §6.5.1: a trailer field is never merged into the header
+  section). They are discarded as §6.5.1 allows, not refused, since a client may add a trailer the
+  gateway has no use for; they still count against the head's bounds;
+* a **400 for a request httptools cannot parse** in the gateway's JSON error envelope, not uvicorn's
+  plain text.
 
 The request deadlines share one timer per event loop (gateway/edge/deadlines.py): arming and disarming
 one is a set operation, nothing per byte.
@@ -64,6 +78,8 @@ _TIMEOUT_408 = _raw_response(
 _REFUSED_503 = _raw_response(
     b"503 Service Unavailable", "too_many_connections", "The gateway has too many open connections."
 )
+_TOO_LARGE = b"431 Request Header Fields Too Large"
+_INVALID_400 = _raw_response(b"400 Bad Request", "invalid_http", "Invalid HTTP request received.")
 
 
 def _host(address: Any) -> str | None:
@@ -90,6 +106,23 @@ class EdgeProtocol(HttpToolsProtocol):
         self._refused = False
         # A request whose app waits for its body to arrive (at most one: see _start_asgi_task).
         self._waiting: tuple[RequestResponseCycle, Any] | None = None
+        # The head's bounds (None without an edge: uvicorn's behaviour), and what the request being read
+        # has used of them. _section is "head" from a request's first byte to the end of its headers,
+        # "trailer" after a chunk header until body bytes follow (the last chunk's trailer fields), else
+        # None: only then are received bytes head bytes.
+        settings = None if self.edge is None else self.edge.settings
+        self._limits: tuple[int, int, int] | None = (
+            None
+            if settings is None
+            else (settings.max_header_bytes, settings.max_headers, settings.max_header_line_bytes)
+        )
+        self._section: str | None = None
+        self._field_bytes = 0
+        self._fields = 0
+        self._unfinished = 0  # bytes received after the last line break while in a section
+        self._ended_in_read = False  # a request ended in the bytes being parsed
+        self._split_read = False  # ... and the next one began in them: where is not known
+        self._shut = False  # refused with a 431: nothing more is parsed
 
     # ---- the connection ---------------------------------------------------------------------------------
 
@@ -139,24 +172,108 @@ class EdgeProtocol(HttpToolsProtocol):
         self._unset_keepalive_if_required()
 
     def data_received(self, data: bytes) -> None:
-        if self._refused:
+        if self._refused or self._shut:
             return
+        limits = self._limits
+        if limits is None:
+            super().data_received(data)
+            return
+        self._ended_in_read = self._split_read = False
         super().data_received(data)
+        if self._section is None or self._shut or self.transport.is_closing():
+            return
+        # The parser holds the line it has not finished (a header name or value, a trailer field): no
+        # callback has seen it, so its size is the bytes after the last line break. When one request ended
+        # and the next began in these bytes, where the next began is unknown: its unfinished line is
+        # counted from the next read on (at most one read late).
+        end = data.rfind(b"\n")
+        if self._split_read:
+            self._unfinished = 0
+        elif end < 0:
+            self._unfinished += len(data)
+        else:
+            self._unfinished = len(data) - end - 1
+        if self._unfinished > limits[2]:
+            self._fields_too_large(f"A header line is longer than {limits[2]} bytes.")
+        elif self._field_bytes + self._unfinished > limits[0]:
+            self._fields_too_large(f"The request's header fields are larger than {limits[0]} bytes.")
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn answers a request httptools cannot parse in plain text; the gateway's clients read the
+        # JSON error envelope on every path. The message is uvicorn's own, fixed text (never the input).
+        if self.edge is None:
+            super().send_400_response(msg)
+            return
+        if self._shut:
+            return  # the parser stumbled on what followed a refused head: the 431 is the answer
+        self.transport.write(_INVALID_400)
+        self.transport.close()
 
     # ---- the request's phases ------------------------------------------------------------------------------
 
     def on_message_begin(self) -> None:
+        if self._shut:
+            return
         super().on_message_begin()
+        if self.edge is None:
+            return
+        self._section = "head"
+        self._field_bytes = self._fields = self._unfinished = 0
+        self._split_read = self._ended_in_read
         # The first request's head deadline runs from accept; a later one's from its first byte.
-        if self.edge is not None and self._slot is None:
+        if self._slot is None:
             self._arm("header", self.edge.settings.header_timeout)
 
+    def on_url(self, url: bytes) -> None:
+        if self._shut:
+            return
+        super().on_url(url)
+        limits = self._limits
+        if limits is None:
+            return
+        self._field_bytes += len(url)
+        if len(self.url) > limits[2]:
+            self._fields_too_large(f"The request line is longer than {limits[2]} bytes.")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._shut:
+            return
+        limits = self._limits
+        if limits is None:
+            super().on_header(name, value)
+            return
+        size = len(name) + len(value)
+        self._field_bytes += size
+        self._fields += 1
+        if size > limits[2]:
+            self._fields_too_large(f"A header line is longer than {limits[2]} bytes.")
+        elif self._fields > limits[1]:
+            self._fields_too_large(f"The request has more than {limits[1]} header fields.")
+        elif self._field_bytes > limits[0]:
+            self._fields_too_large(f"The request's header fields are larger than {limits[0]} bytes.")
+        elif self._section == "head":
+            super().on_header(name, value)
+        # else a trailer field: dropped (RFC 9110 §6.5.1), only counted
+
     def on_headers_complete(self) -> None:
+        if self._shut:
+            return
+        self._section = None
         super().on_headers_complete()
         if self.edge is not None:
             self._arm("body", self.edge.settings.body_timeout)
 
+    def on_chunk_header(self) -> None:
+        # A chunk's size line has ended: body bytes follow (on_body ends the section again), or, after the
+        # last chunk, the trailer fields.
+        if self._limits is not None and not self._shut:
+            self._section = "trailer"
+            self._unfinished = 0
+
     def on_body(self, body: bytes) -> None:
+        if self._shut:
+            return
+        self._section = None
         cycle = self.cycle
         if (
             self.edge is None
@@ -176,9 +293,43 @@ class EdgeProtocol(HttpToolsProtocol):
             self._start_waiting()  # a large body: the app reads it in parts (and may refuse it early)
 
     def on_message_complete(self) -> None:
+        if self._shut:
+            return
+        self._section = None
+        self._ended_in_read = True
         super().on_message_complete()
         self._disarm()
         self._start_waiting()
+
+    def _fields_too_large(self, message: str) -> None:
+        """Refuse the request whose head is past a bound: a 431, and nothing more parsed or buffered."""
+        self._shut = True
+        self._section = None
+        edge = self.edge
+        transport = self.transport
+        if edge is None or transport is None:
+            return
+        edge.fields_too_large(_host(self.client))
+        cycle = self.cycle  # the request being read once its head is complete (trailers), else the last one
+        ours = cycle is not None and cycle.scope is self.scope
+        if cycle is not None and not ours and not cycle.response_complete:
+            # An earlier request's response is yet to go out, or is going out (pipelining): nothing may be
+            # written before it, and it is never cut; the connection closes when it ends. The head deadline
+            # goes too: its 408 could not be written first either.
+            cycle.keep_alive = False
+            self.flow.pause_reading()
+            self._disarm()
+            return
+        self._disarm()
+        self._waiting = None  # its app never starts
+        if ours and cycle is not None and not cycle.response_complete:
+            # An app already reading this body (Expect: 100-continue, a large body) sees the client gone:
+            # the body's end will never be parsed.
+            cycle.disconnected = True
+            cycle.message_event.set()
+        if cycle is None or not ours or not cycle.response_started:
+            transport.write(_raw_response(_TOO_LARGE, "request_header_fields_too_large", message))
+        transport.close()
 
     # ---- starting the app ----------------------------------------------------------------------------------
 
