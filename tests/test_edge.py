@@ -443,6 +443,27 @@ def test_an_unknown_encoding_gets_415(gateway):
     assert "gzip" in response.headers["accept-encoding"]
 
 
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/gateway/route"])
+def test_more_than_two_encoding_layers_get_415_on_the_proxy_and_the_dry_run(gateway, path):
+    """Each layer is a decompression up to the body limit: a body stacked a thousand gzip layers deep held
+    the event loop for seconds. Two are decoded; a third, on the same line or another, is refused."""
+    plain = orjson.dumps(CHAT)
+    twice = gzip.compress(gzip.compress(plain))
+    auth = {"authorization": f"Bearer {gateway.key}", "content-type": "application/json"}
+
+    def post(body: bytes, encodings: list[str]) -> httpx.Response:
+        headers = [*auth.items(), *(("content-encoding", value) for value in encodings)]
+        return httpx.post(gateway.url + path, content=body, headers=headers, timeout=10)
+
+    assert post(twice, ["gzip, gzip"]).status_code == 200
+    assert post(twice, ["gzip", "gzip"]).status_code == 200  # two lines are one list
+    for encodings in (["gzip, gzip, gzip"], ["gzip", "gzip", "gzip"], ["deflate", "gzip, gzip"]):
+        response = post(gzip.compress(twice), encodings)
+        assert response.status_code == 415, (encodings, response.text)
+        assert response.json()["error"]["code"] == "too_many_encodings"
+        assert "gzip" in response.headers["accept-encoding"]
+
+
 def test_a_body_that_is_not_what_its_encoding_says_gets_400(gateway):
     response = _post(gateway.url, gateway.key, orjson.dumps(CHAT), {"content-encoding": "gzip"})
     assert response.status_code == 400
