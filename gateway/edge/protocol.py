@@ -23,13 +23,9 @@ byte now and then, holds its connection (and a file descriptor) for ever. Here, 
   proxies it: a body that never arrives costs the gateway no task, no authentication, no log line;
 * the **keep-alive timer cancelled on every close** (``connection_lost``), a reset included: uvicorn
   cancels it on a clean close only, and the timer kept a dead connection's objects for the collector;
-* **bounds on a request's head** (``edge.max_header_bytes``, ``max_headers``, ``max_header_line_bytes``):
-  uvicorn and httptools keep every header line a client sends until the head ends, so a client streaming
-  small header lines, or one endless value, grew the process by hundreds of megabytes per connection
-  within the header deadline. Fields are counted as httptools hands them over (``on_url``,
-  ``on_header``); a line httptools is still accumulating is invisible to those callbacks, so the bytes
-  received after the last line break (``data_received``) bound it. Past a bound the client gets a 431
-  and the connection is closed; nothing more is parsed;
+* **bounds on a request's head** (``edge.max_header_bytes``, ``max_headers``, ``max_header_line_bytes``;
+  counted by gateway/edge/head.py): past one the client gets a 431 and the connection is closed, with
+  nothing more parsed or kept (``_fields_too_large``);
 * **chunked trailer fields dropped** (``on_header`` after the head): uvicorn appended them to the
   request's headers, where ``Authorization``, ``x-gateway-route`` or ``Content-Encoding`` sent after the
   body counted as if sent before it (RFC 9110 §6.5.1: a trailer field is never merged into the header
@@ -53,6 +49,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 from uvicorn.server import ServerState
 
 from gateway.edge.deadlines import Deadlines
+from gateway.edge.head import HeadBounds
 from gateway.edge.state import EdgeState, edge_of
 from gateway.edge.transport import HeadHoldingTransport
 from gateway.errors import error_body
@@ -106,22 +103,8 @@ class EdgeProtocol(HttpToolsProtocol):
         self._refused = False
         # A request whose app waits for its body to arrive (at most one: see _start_asgi_task).
         self._waiting: tuple[RequestResponseCycle, Any] | None = None
-        # The head's bounds (None without an edge: uvicorn's behaviour), and what the request being read
-        # has used of them. _section is "head" from a request's first byte to the end of its headers,
-        # "trailer" after a chunk header until body bytes follow (the last chunk's trailer fields), else
-        # None: only then are received bytes head bytes.
-        settings = None if self.edge is None else self.edge.settings
-        self._limits: tuple[int, int, int] | None = (
-            None
-            if settings is None
-            else (settings.max_header_bytes, settings.max_headers, settings.max_header_line_bytes)
-        )
-        self._section: str | None = None
-        self._field_bytes = 0
-        self._fields = 0
-        self._unfinished = 0  # bytes received after the last line break while in a section
-        self._ended_in_read = False  # a request ended in the bytes being parsed
-        self._split_read = False  # ... and the next one began in them: where is not known
+        # The head's bounds; None without an edge (uvicorn's behaviour).
+        self._head: HeadBounds | None = None if self.edge is None else HeadBounds(self.edge.settings)
         self._shut = False  # refused with a 431: nothing more is parsed
 
     # ---- the connection ---------------------------------------------------------------------------------
@@ -174,29 +157,14 @@ class EdgeProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._refused or self._shut:
             return
-        limits = self._limits
-        if limits is None:
+        head = self._head
+        if head is None:
             super().data_received(data)
             return
-        self._ended_in_read = self._split_read = False
+        head.read_starts()
         super().data_received(data)
-        if self._section is None or self._shut or self.transport.is_closing():
-            return
-        # The parser holds the line it has not finished (a header name or value, a trailer field): no
-        # callback has seen it, so its size is the bytes after the last line break. When one request ended
-        # and the next began in these bytes, where the next began is unknown: its unfinished line is
-        # counted from the next read on (at most one read late).
-        end = data.rfind(b"\n")
-        if self._split_read:
-            self._unfinished = 0
-        elif end < 0:
-            self._unfinished += len(data)
-        else:
-            self._unfinished = len(data) - end - 1
-        if self._unfinished > limits[2]:
-            self._fields_too_large(f"A header line is longer than {limits[2]} bytes.")
-        elif self._field_bytes + self._unfinished > limits[0]:
-            self._fields_too_large(f"The request's header fields are larger than {limits[0]} bytes.")
+        if not self._shut and not self.transport.is_closing():
+            self._check(head.received(data))
 
     def send_400_response(self, msg: str) -> None:
         # uvicorn answers a request httptools cannot parse in plain text; the gateway's clients read the
@@ -215,11 +183,9 @@ class EdgeProtocol(HttpToolsProtocol):
         if self._shut:
             return
         super().on_message_begin()
-        if self.edge is None:
+        if self._head is None or self.edge is None:
             return
-        self._section = "head"
-        self._field_bytes = self._fields = self._unfinished = 0
-        self._split_read = self._ended_in_read
+        self._head.message_begins()
         # The first request's head deadline runs from accept; a later one's from its first byte.
         if self._slot is None:
             self._arm("header", self.edge.settings.header_timeout)
@@ -228,52 +194,36 @@ class EdgeProtocol(HttpToolsProtocol):
         if self._shut:
             return
         super().on_url(url)
-        limits = self._limits
-        if limits is None:
-            return
-        self._field_bytes += len(url)
-        if len(self.url) > limits[2]:
-            self._fields_too_large(f"The request line is longer than {limits[2]} bytes.")
+        if self._head is not None:
+            self._check(self._head.target(len(url), len(self.url)))
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._shut:
             return
-        limits = self._limits
-        if limits is None:
+        head = self._head
+        # A trailer field (the section after the body) is counted, then dropped.
+        if head is None or (not self._check(head.field(name, value)) and head.section == "head"):
             super().on_header(name, value)
-            return
-        size = len(name) + len(value)
-        self._field_bytes += size
-        self._fields += 1
-        if size > limits[2]:
-            self._fields_too_large(f"A header line is longer than {limits[2]} bytes.")
-        elif self._fields > limits[1]:
-            self._fields_too_large(f"The request has more than {limits[1]} header fields.")
-        elif self._field_bytes > limits[0]:
-            self._fields_too_large(f"The request's header fields are larger than {limits[0]} bytes.")
-        elif self._section == "head":
-            super().on_header(name, value)
-        # else a trailer field: dropped (RFC 9110 §6.5.1), only counted
 
     def on_headers_complete(self) -> None:
         if self._shut:
             return
-        self._section = None
+        if self._head is not None:
+            self._head.headers_complete()
         super().on_headers_complete()
         if self.edge is not None:
             self._arm("body", self.edge.settings.body_timeout)
 
     def on_chunk_header(self) -> None:
-        # A chunk's size line has ended: body bytes follow (on_body ends the section again), or, after the
-        # last chunk, the trailer fields.
-        if self._limits is not None and not self._shut:
-            self._section = "trailer"
-            self._unfinished = 0
+        # A chunk's size line has ended: its data follows (on_body), or after the last chunk, trailer fields.
+        if self._head is not None and not self._shut:
+            self._head.chunk_header()
 
     def on_body(self, body: bytes) -> None:
         if self._shut:
             return
-        self._section = None
+        if self._head is not None:
+            self._head.body()
         cycle = self.cycle
         if (
             self.edge is None
@@ -295,16 +245,22 @@ class EdgeProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         if self._shut:
             return
-        self._section = None
-        self._ended_in_read = True
+        if self._head is not None:
+            self._head.message_complete()
         super().on_message_complete()
         self._disarm()
         self._start_waiting()
 
+    def _check(self, refusal: str | None) -> bool:
+        """Refuse the request if the head's count says so (``refusal``: why); whether it was refused."""
+        if refusal is None:
+            return False
+        self._fields_too_large(refusal)
+        return True
+
     def _fields_too_large(self, message: str) -> None:
         """Refuse the request whose head is past a bound: a 431, and nothing more parsed or buffered."""
         self._shut = True
-        self._section = None
         edge = self.edge
         transport = self.transport
         if edge is None or transport is None:
