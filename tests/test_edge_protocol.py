@@ -12,7 +12,9 @@ import weakref
 from typing import Any
 
 import orjson
+import pytest
 from prometheus_client import CollectorRegistry
+from pydantic import ValidationError
 from starlette.types import Receive, Scope, Send
 from uvicorn.config import Config
 from uvicorn.server import ServerState
@@ -327,6 +329,8 @@ def test_a_request_line_past_the_line_bound_gets_431() -> None:
 
 
 def test_the_head_bounds_are_settings_and_a_head_at_them_is_served() -> None:
+    with pytest.raises(ValidationError):
+        EdgeSettings(max_header_bytes=4096, max_header_line_bytes=8192)  # a line longer than the head
     settings = EdgeSettings(max_headers=10, max_header_bytes=2048, max_header_line_bytes=1024)
 
     def head(fields: int, value: int = 1) -> bytes:

@@ -28,9 +28,11 @@ byte now and then, holds its connection (and a file descriptor) for ever. Here, 
   nothing more parsed or kept (``_fields_too_large``);
 * **chunked trailer fields dropped** (``on_header`` after the head): uvicorn appended them to the
   request's headers, where ``Authorization``, ``x-gateway-route`` or ``Content-Encoding`` sent after the
-  body counted as if sent before it (RFC 9110 §6.5.1: a trailer field is never merged into the header
-  section). They are discarded as §6.5.1 allows, not refused, since a client may add a trailer the
-  gateway has no use for; they still count against the head's bounds;
+  body counted as if sent before it (RFC 9110 §6.5.1 forbids merging a trailer field into the header
+  section unless its definition says how; none of the gateway's does). They are discarded, as §6.5.1
+  allows, rather than refused: the gateway re-frames every body it forwards, so a trailer reaches no
+  backend either way, and a client adding one (a checksum) is not turned away. They still count against
+  the head's bounds;
 * a **400 for a request httptools cannot parse** in the gateway's JSON error envelope, not uvicorn's
   plain text.
 
