@@ -121,3 +121,31 @@ def test_edge_twin_bench_runs(tmp_path):
     assert pair["alone"]["x"]["rps"] > 0 and pair["beside"]["y"]["rps"] > 0
     for kind in ("head", "body", "unread_stream"):
         assert pair["slow_clients"][kind]["closed"] > 0
+
+
+def test_abuse_bench_runs_every_probe(tmp_path):
+    """bench/abuse.py --quick: every probe in its table ran and reported what the gateway answered; the
+    times, the memory figures and the answers themselves are not checked."""
+    import json
+
+    bench = str(ROOT / "bench" / "abuse.py")
+    listed = subprocess.run(
+        [sys.executable, bench, "--list"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    names = [line.split(":", 1)[0] for line in listed.splitlines() if line.strip()]
+    assert len(names) >= 12
+    out = tmp_path / "abuse.json"
+    result = subprocess.run(
+        [sys.executable, bench, "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    probes = json.loads(out.read_text())["probes"]
+    assert list(probes) == names
+    for name, row in probes.items():
+        assert sum(row["statuses"].values()) > 0, name
+        assert set(row["rss_mb"]) == {"before", "peak", "after"}
+        assert name in result.stdout

@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -331,6 +331,84 @@ def test_expect_100_continue_gets_the_interim_answer_then_the_response(gateway):
     assert orjson.loads(rest)["object"] == "chat.completion"
 
 
+# ---- the head's bounds and trailer fields --------------------------------------------------------------
+
+
+def _flood(sock: socket.socket, first: bytes, line: Callable[[int], bytes], most: int) -> tuple[bytes, int]:
+    """Send ``first``, then ``line(i)`` until the gateway answers and closes (or ``most`` were sent):
+    the answer, and how many were sent."""
+    sock.sendall(first)
+    sent = 0
+    try:
+        while sent < most:
+            sock.sendall(line(sent))
+            sent += 1
+    except OSError:  # closed under us: the answer is in the receive buffer (or was reset with it)
+        pass
+    data, _ = _read_until_closed(sock, MARGIN)
+    return data, sent
+
+
+def test_a_flood_of_header_lines_gets_431_before_authentication(make_gateway):
+    """uvicorn kept every header line until the head ended or its deadline passed (hundreds of megabytes
+    per connection at loopback speed); the edge answers at the 101st field."""
+    gw = make_gateway(edge={"header_timeout": 2.0})
+    sock = _connect(gw.server.port)
+    data, sent = _flood(
+        sock, b"POST /v1/chat/completions HTTP/1.1\r\n", lambda i: b"X-H%d: v\r\n" % i, 200_000
+    )
+    sock.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 ")
+    assert orjson.loads(body)["error"]["code"] == "request_header_fields_too_large"
+    assert sent < 200_000  # closed long before the flood's end (what the socket buffers took is sent)
+    assert gw.metric("gateway_requests_total") == 0  # never reached the app
+
+
+def test_one_endless_header_value_gets_431(make_gateway):
+    gw = make_gateway(edge={"header_timeout": 2.0})
+    sock = _connect(gw.server.port)
+    first = b"GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Endless: "
+    data, sent = _flood(sock, first, lambda i: b"v" * 4096, 50_000)
+    sock.close()
+    assert data.startswith(b"HTTP/1.1 431 ")
+    assert b"longer than 8192 bytes" in data
+    assert sent < 50_000
+
+
+def test_trailer_fields_are_not_request_headers(gateway):
+    """A chunked body's trailer section is read after the body: an Authorization or x-gateway-route sent
+    there was merged into the request's headers (RFC 9110 §6.5.1 forbids it) and authenticated or routed
+    the request. Trailers are dropped: no credential, no route choice."""
+    body = orjson.dumps(CHAT)
+
+    def chunked(path: str, head: bytes, trailers: bytes) -> bytes:
+        sock = _connect(gateway.server.port)
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n".encode()
+            + head
+            + b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            + b"%x\r\n" % len(body)
+            + body
+            + b"\r\n0\r\n"
+            + trailers
+            + b"\r\n"
+        )
+        data, _ = _read_until_closed(sock, 10)
+        sock.close()
+        return data
+
+    key = f"Authorization: Bearer {gateway.key}\r\n".encode()
+    answer = chunked("/v1/chat/completions", b"", key)
+    assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
+    assert chunked("/v1/chat/completions", key, b"X-Trailer: fine\r\n").startswith(b"HTTP/1.1 200 ")
+    dry = chunked("/v1/gateway/route", key, b"x-gateway-route: diffusion\r\n")
+    assert dry.startswith(b"HTTP/1.1 200 ")
+    explained = orjson.loads(dry.partition(b"\r\n\r\n")[2])
+    assert explained["backend"] == "autoregressive"  # the model named: the trailer's choice is not seen
+    assert not any(reason.startswith("explicit:header") for reason in explained["reasons"])
+
+
 # ---- request encodings and forwarded headers ----------------------------------------------------------
 
 
@@ -363,6 +441,27 @@ def test_an_unknown_encoding_gets_415(gateway):
     assert response.status_code == 415
     assert response.json()["error"]["code"] == "unsupported_encoding"
     assert "gzip" in response.headers["accept-encoding"]
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/gateway/route"])
+def test_more_than_two_encoding_layers_get_415_on_the_proxy_and_the_dry_run(gateway, path):
+    """Each layer is a decompression up to the body limit: a body stacked a thousand gzip layers deep held
+    the event loop for seconds. Two are decoded; a third, on the same line or another, is refused."""
+    plain = orjson.dumps(CHAT)
+    twice = gzip.compress(gzip.compress(plain))
+    auth = {"authorization": f"Bearer {gateway.key}", "content-type": "application/json"}
+
+    def post(body: bytes, encodings: list[str]) -> httpx.Response:
+        headers = [*auth.items(), *(("content-encoding", value) for value in encodings)]
+        return httpx.post(gateway.url + path, content=body, headers=headers, timeout=10)
+
+    assert post(twice, ["gzip, gzip"]).status_code == 200
+    assert post(twice, ["gzip", "gzip"]).status_code == 200  # two lines are one list
+    for encodings in (["gzip, gzip, gzip"], ["gzip", "gzip", "gzip"], ["deflate", "gzip, gzip"]):
+        response = post(gzip.compress(twice), encodings)
+        assert response.status_code == 415, (encodings, response.text)
+        assert response.json()["error"]["code"] == "too_many_encodings"
+        assert "gzip" in response.headers["accept-encoding"]
 
 
 def test_a_body_that_is_not_what_its_encoding_says_gets_400(gateway):

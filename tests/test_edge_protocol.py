@@ -11,7 +11,10 @@ import gc
 import weakref
 from typing import Any
 
+import orjson
+import pytest
 from prometheus_client import CollectorRegistry
+from pydantic import ValidationError
 from starlette.types import Receive, Scope, Send
 from uvicorn.config import Config
 from uvicorn.server import ServerState
@@ -56,15 +59,17 @@ class Recorder(asyncio.Transport):
 class BodyRecorder:
     """An app behind the edge that reads the body and answers with how many messages it took."""
 
-    def __init__(self) -> None:
-        self.edge = EdgeState(EdgeSettings(), 100, Metrics(CollectorRegistry(), ["b"]), self)
+    def __init__(self, settings: EdgeSettings | None = None) -> None:
+        self.edge = EdgeState(settings or EdgeSettings(), 100, Metrics(CollectorRegistry(), ["b"]), self)
         self.messages: list[tuple[int, bool]] = []
         self.started = 0
+        self.headers: list[list[tuple[bytes, bytes]]] = []  # each request's, as the app saw them
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         self.started += 1
+        self.headers.append(list(scope["headers"]))
         total = 0
         while True:
             message = await receive()
@@ -248,3 +253,154 @@ def test_a_connection_reset_while_kept_alive_frees_its_protocol_at_once() -> Non
         assert gone() is None
     finally:
         gc.enable()
+
+
+# ---- the head's bounds, and trailer fields -------------------------------------------------------------
+
+
+def _answer(written: bytearray) -> tuple[bytes, dict[str, Any]]:
+    """The status line and JSON error of the one answer written."""
+    head, _, body = bytes(written).partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0], orjson.loads(body)["error"]
+
+
+def test_a_flood_of_small_header_lines_gets_431_at_the_count_and_nothing_more_is_kept() -> None:
+    app = BodyRecorder()
+
+    async def run() -> tuple[Recorder, EdgeProtocol]:
+        transport, protocol = await _serve(app, [b"GET /healthz HTTP/1.1\r\n"])
+        for i in range(1000):
+            if transport.closed:
+                break
+            protocol.data_received(b"X-H%d: v\r\n" % i)
+        protocol.data_received(b"X-After: v\r\n" * 1000)  # ignored once refused
+        await _let_run()
+        return transport, protocol
+
+    transport, protocol = asyncio.run(run())
+    status, error = _answer(transport.written)
+    assert status == b"HTTP/1.1 431 Request Header Fields Too Large"
+    assert error["code"] == "request_header_fields_too_large"
+    assert "100 header fields" in error["message"]
+    assert transport.closed
+    assert len(protocol.headers) == 100
+    assert app.started == 0
+
+
+def test_one_endless_header_value_gets_431_at_the_line_bound() -> None:
+    """httptools keeps a value until its line ends, and hands it to no callback before: the bytes
+    received after the last line break bound it."""
+    app = BodyRecorder()
+    pieces = 0
+
+    async def run() -> Recorder:
+        nonlocal pieces
+        transport, protocol = await _serve(app, [b"GET /healthz HTTP/1.1\r\nHost: t\r\nX-Endless: "])
+        while not transport.closed and pieces < 1000:
+            protocol.data_received(b"v" * 1024)
+            pieces += 1
+        await _let_run()
+        return transport
+
+    transport = asyncio.run(run())
+    status, error = _answer(transport.written)
+    assert status.startswith(b"HTTP/1.1 431 ")
+    assert "longer than 8192 bytes" in error["message"]
+    assert pieces == 8  # "X-Endless: " and 8 KiB of value: past 8,192 bytes
+    assert app.started == 0
+
+
+def test_header_fields_past_the_total_bound_get_431() -> None:
+    app = BodyRecorder()
+    head = b"GET /healthz HTTP/1.1\r\n" + b"".join(b"X-F%d: %s\r\n" % (i, b"v" * 800) for i in range(90))
+    transport, _ = asyncio.run(_serve(app, [head + b"\r\n"]))
+    status, error = _answer(transport.written)
+    assert status.startswith(b"HTTP/1.1 431 ")
+    assert "larger than 65536 bytes" in error["message"]
+    assert app.started == 0
+
+
+def test_a_request_line_past_the_line_bound_gets_431() -> None:
+    app = BodyRecorder()
+    transport, _ = asyncio.run(_serve(app, [b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n"]))
+    status, error = _answer(transport.written)
+    assert status.startswith(b"HTTP/1.1 431 ")
+    assert "request line" in error["message"]
+
+
+def test_the_head_bounds_are_settings_and_a_head_at_them_is_served() -> None:
+    with pytest.raises(ValidationError):
+        EdgeSettings(max_header_bytes=4096, max_header_line_bytes=8192)  # a line longer than the head
+    settings = EdgeSettings(max_headers=10, max_header_bytes=2048, max_header_line_bytes=1024)
+
+    def head(fields: int, value: int = 1) -> bytes:
+        lines = b"".join(b"X-F%d: %s\r\n" % (i, b"v" * value) for i in range(fields))
+        return b"POST /x HTTP/1.1\r\n" + lines + b"Content-Length: 2\r\n\r\n{}"
+
+    served, _ = asyncio.run(_serve(BodyRecorder(settings), [head(9)]))  # 10 with Content-Length
+    assert served.written.startswith(b"HTTP/1.1 200 ")
+    refused, _ = asyncio.run(_serve(BodyRecorder(settings), [head(10)]))
+    assert refused.written.startswith(b"HTTP/1.1 431 ")
+    # One line of 1,024 bytes (name and value) is served; one more byte is not.
+    at_line, _ = asyncio.run(_serve(BodyRecorder(settings), [head(1, 1024 - 4)]))
+    assert at_line.written.startswith(b"HTTP/1.1 200 ")
+    past_line, _ = asyncio.run(_serve(BodyRecorder(settings), [head(1, 1024 - 3)]))
+    assert past_line.written.startswith(b"HTTP/1.1 431 ")
+
+
+def _chunked(trailers: bytes, data: bytes = b"{}") -> bytes:
+    return (
+        b"POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + b"%x\r\n" % len(data)
+        + data
+        + b"\r\n0\r\n"
+        + trailers
+        + b"\r\n"
+    )
+
+
+def test_trailer_fields_never_become_request_headers() -> None:
+    """Dropped, and only the trailer section counts against the head's bounds: chunk data of any shape
+    (here one line longer than the line bound, split across reads) does not."""
+    app = BodyRecorder()
+    trailers = (
+        b"Authorization: Bearer stolen\r\nX-Gateway-Route: autoregressive\r\nContent-Encoding: gzip\r\n"
+    )
+    data = b"x" * 20_000
+    request = _chunked(trailers, data)
+    transport, _ = asyncio.run(_serve(app, [request[i : i + 3000] for i in range(0, len(request), 3000)]))
+    assert transport.written.startswith(b"HTTP/1.1 200 ")
+    assert transport.written.endswith(b"\r\n\r\n%d" % len(data))  # the body, whole
+    names = [name for name, _ in app.headers[0]]
+    assert names == [b"host", b"transfer-encoding"]
+
+
+def test_trailer_fields_count_against_the_head_bounds() -> None:
+    many = BodyRecorder()
+    transport, _ = asyncio.run(_serve(many, [_chunked(b"".join(b"X-T%d: v\r\n" % i for i in range(200)))]))
+    assert transport.written.startswith(b"HTTP/1.1 431 ") and transport.closed
+    assert many.started == 0
+    endless = BodyRecorder()
+    start = _chunked(b"")[:-2] + b"X-Endless: "  # the trailer section, its first value never ending
+    transport, _ = asyncio.run(_serve(endless, [start] + [b"v" * 1024] * 20))
+    assert transport.written.startswith(b"HTTP/1.1 431 ") and transport.closed
+    assert endless.started == 0
+
+
+def test_a_pipelined_head_past_a_bound_never_cuts_the_answer_before_it() -> None:
+    app = BodyRecorder()
+    first = _head(2) + b"{}"
+    second = b"GET /x HTTP/1.1\r\n" + b"X-F: v\r\n" * 200
+    transport, _ = asyncio.run(_serve(app, [first + second]))
+    assert transport.written.startswith(b"HTTP/1.1 200 ")
+    assert transport.written.endswith(b"\r\n\r\n2")  # the first answer, whole, and nothing after it
+    assert transport.closed
+    assert app.started == 1
+
+
+def test_an_unparseable_request_gets_the_json_error_envelope() -> None:
+    transport, _ = asyncio.run(_serve(BodyRecorder(), [b"GET / HTTP/1.1\r\nBad Header\r\n\r\n"]))
+    status, error = _answer(transport.written)
+    assert status == b"HTTP/1.1 400 Bad Request"
+    assert error["code"] == "invalid_http"
+    assert transport.closed

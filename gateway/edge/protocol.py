@@ -22,7 +22,19 @@ byte now and then, holds its connection (and a file descriptor) for ever. Here, 
 * the app **started once the body is in** (``_start_asgi_task``), as nginx buffers a request before it
   proxies it: a body that never arrives costs the gateway no task, no authentication, no log line;
 * the **keep-alive timer cancelled on every close** (``connection_lost``), a reset included: uvicorn
-  cancels it on a clean close only, and the timer kept a dead connection's objects for the collector.
+  cancels it on a clean close only, and the timer kept a dead connection's objects for the collector;
+* **bounds on a request's head** (``edge.max_header_bytes``, ``max_headers``, ``max_header_line_bytes``;
+  counted by gateway/edge/head.py): past one the client gets a 431 and the connection is closed, with
+  nothing more parsed or kept (``_fields_too_large``);
+* **chunked trailer fields dropped** (``on_header`` after the head): uvicorn appended them to the
+  request's headers, where ``Authorization``, ``x-gateway-route`` or ``Content-Encoding`` sent after the
+  body counted as if sent before it (RFC 9110 §6.5.1 forbids merging a trailer field into the header
+  section unless its definition says how; none of the gateway's does). They are discarded, as §6.5.1
+  allows, rather than refused: the gateway re-frames every body it forwards, so a trailer reaches no
+  backend either way, and a client adding one (a checksum) is not turned away. They still count against
+  the head's bounds;
+* a **400 for a request httptools cannot parse** in the gateway's JSON error envelope, not uvicorn's
+  plain text.
 
 The request deadlines share one timer per event loop (gateway/edge/deadlines.py): arming and disarming
 one is a set operation, nothing per byte.
@@ -39,6 +51,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 from uvicorn.server import ServerState
 
 from gateway.edge.deadlines import Deadlines
+from gateway.edge.head import HeadBounds
 from gateway.edge.state import EdgeState, edge_of
 from gateway.edge.transport import HeadHoldingTransport
 from gateway.errors import error_body
@@ -64,6 +77,8 @@ _TIMEOUT_408 = _raw_response(
 _REFUSED_503 = _raw_response(
     b"503 Service Unavailable", "too_many_connections", "The gateway has too many open connections."
 )
+_TOO_LARGE = b"431 Request Header Fields Too Large"
+_INVALID_400 = _raw_response(b"400 Bad Request", "invalid_http", "Invalid HTTP request received.")
 
 
 def _host(address: Any) -> str | None:
@@ -90,6 +105,9 @@ class EdgeProtocol(HttpToolsProtocol):
         self._refused = False
         # A request whose app waits for its body to arrive (at most one: see _start_asgi_task).
         self._waiting: tuple[RequestResponseCycle, Any] | None = None
+        # The head's bounds; None without an edge (uvicorn's behaviour).
+        self._head: HeadBounds | None = None if self.edge is None else HeadBounds(self.edge.settings)
+        self._shut = False  # refused with a 431: nothing more is parsed
 
     # ---- the connection ---------------------------------------------------------------------------------
 
@@ -139,24 +157,75 @@ class EdgeProtocol(HttpToolsProtocol):
         self._unset_keepalive_if_required()
 
     def data_received(self, data: bytes) -> None:
-        if self._refused:
+        if self._refused or self._shut:
             return
+        head = self._head
+        if head is None:
+            super().data_received(data)
+            return
+        head.read_starts()
         super().data_received(data)
+        if not self._shut and not self.transport.is_closing():
+            self._check(head.received(data))
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn answers a request httptools cannot parse in plain text; the gateway's clients read the
+        # JSON error envelope on every path. The message is uvicorn's own, fixed text (never the input).
+        if self.edge is None:
+            super().send_400_response(msg)
+            return
+        if self._shut:
+            return  # the parser stumbled on what followed a refused head: the 431 is the answer
+        self.transport.write(_INVALID_400)
+        self.transport.close()
 
     # ---- the request's phases ------------------------------------------------------------------------------
 
     def on_message_begin(self) -> None:
+        if self._shut:
+            return
         super().on_message_begin()
+        if self._head is None or self.edge is None:
+            return
+        self._head.message_begins()
         # The first request's head deadline runs from accept; a later one's from its first byte.
-        if self.edge is not None and self._slot is None:
+        if self._slot is None:
             self._arm("header", self.edge.settings.header_timeout)
 
+    def on_url(self, url: bytes) -> None:
+        if self._shut:
+            return
+        super().on_url(url)
+        if self._head is not None:
+            self._check(self._head.target(len(url), len(self.url)))
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._shut:
+            return
+        head = self._head
+        # A trailer field (the section after the body) is counted, then dropped.
+        if head is None or (not self._check(head.field(name, value)) and head.section == "head"):
+            super().on_header(name, value)
+
     def on_headers_complete(self) -> None:
+        if self._shut:
+            return
+        if self._head is not None:
+            self._head.headers_complete()
         super().on_headers_complete()
         if self.edge is not None:
             self._arm("body", self.edge.settings.body_timeout)
 
+    def on_chunk_header(self) -> None:
+        # A chunk's size line has ended: its data follows (on_body), or after the last chunk, trailer fields.
+        if self._head is not None and not self._shut:
+            self._head.chunk_header()
+
     def on_body(self, body: bytes) -> None:
+        if self._shut:
+            return
+        if self._head is not None:
+            self._head.body()
         cycle = self.cycle
         if (
             self.edge is None
@@ -176,9 +245,49 @@ class EdgeProtocol(HttpToolsProtocol):
             self._start_waiting()  # a large body: the app reads it in parts (and may refuse it early)
 
     def on_message_complete(self) -> None:
+        if self._shut:
+            return
+        if self._head is not None:
+            self._head.message_complete()
         super().on_message_complete()
         self._disarm()
         self._start_waiting()
+
+    def _check(self, refusal: str | None) -> bool:
+        """Refuse the request if the head's count says so (``refusal``: why); whether it was refused."""
+        if refusal is None:
+            return False
+        self._fields_too_large(refusal)
+        return True
+
+    def _fields_too_large(self, message: str) -> None:
+        """Refuse the request whose head is past a bound: a 431, and nothing more parsed or buffered."""
+        self._shut = True
+        edge = self.edge
+        transport = self.transport
+        if edge is None or transport is None:
+            return
+        edge.fields_too_large(_host(self.client))
+        cycle = self.cycle  # the request being read once its head is complete (trailers), else the last one
+        ours = cycle is not None and cycle.scope is self.scope
+        if cycle is not None and not ours and not cycle.response_complete:
+            # An earlier request's response is yet to go out, or is going out (pipelining): nothing may be
+            # written before it, and it is never cut; the connection closes when it ends. The head deadline
+            # goes too: its 408 could not be written first either.
+            cycle.keep_alive = False
+            self.flow.pause_reading()
+            self._disarm()
+            return
+        self._disarm()
+        self._waiting = None  # its app never starts
+        if ours and cycle is not None and not cycle.response_complete:
+            # An app already reading this body (Expect: 100-continue, a large body) sees the client gone:
+            # the body's end will never be parsed.
+            cycle.disconnected = True
+            cycle.message_event.set()
+        if cycle is None or not ours or not cycle.response_started:
+            transport.write(_raw_response(_TOO_LARGE, "request_header_fields_too_large", message))
+        transport.close()
 
     # ---- starting the app ----------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import resource
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["EdgeSettings", "file_limit"]
 
@@ -59,6 +59,20 @@ class EdgeSettings(BaseModel):
     # socket's buffers are full) is closed: it holds a backend stream it does not read (nginx's
     # send_timeout). A client that reads, however slowly, is never cut.
     send_timeout: float = Field(60.0, gt=0, le=3600)
+    # A request's head (request line and header fields, and any chunked trailer fields) is bounded while
+    # it is read, before authentication: past one of these the client gets a 431 and the connection is
+    # closed, nothing more buffered. Without them uvicorn kept every header line a client sent for the
+    # whole header deadline. Bytes: the request target and each field's name and value as the parser
+    # hands them over; a line still unfinished counts as it arrives (one endless value is cut at the
+    # line bound, not at the deadline).
+    max_header_bytes: int = Field(64 * 1024, ge=1024, le=1024 * 1024)
+    max_headers: int = Field(100, ge=8, le=1000)
+    # One line: the request target (the URL), or one header field's name and value.
+    max_header_line_bytes: int = Field(8 * 1024, ge=256, le=1024 * 1024)
+    # Content-Encoding layers undone on a request body (``gzip`` and ``deflate``; ``identity`` does not
+    # count); more get a 415. Each layer is a decompression up to the body limit, so a body stacked a
+    # thousand times deep cost seconds of CPU for a few megabytes sent.
+    max_body_encodings: int = Field(2, ge=1, le=8)
     # A kept-alive connection with no request in progress is closed after this (uvicorn's default is 5).
     keepalive_timeout: float = Field(5.0, gt=0, le=600)
     # Open client connections on the main listener, per worker process; None: derived from the file
@@ -85,6 +99,12 @@ class EdgeSettings(BaseModel):
             if name in _NEVER_FORWARDED or name.startswith(("x-gateway-", "proxy-")):
                 raise ValueError(f"{name!r} is never forwarded to a backend")
         return value
+
+    @model_validator(mode="after")
+    def _line_within_head(self) -> EdgeSettings:
+        if self.max_header_line_bytes > self.max_header_bytes:
+            raise ValueError("max_header_line_bytes must not exceed max_header_bytes")
+        return self
 
     def connection_cap(self, upstream_pool: int) -> int:
         """The cap on client connections: configured, or what the file limit leaves beside upstreams."""

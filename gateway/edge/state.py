@@ -86,6 +86,10 @@ class EdgeState:
         self._closed[phase].inc()
         self._note(f"closed_{phase}_deadline", client)
 
+    def fields_too_large(self, client: str | None) -> None:
+        """A request refused with 431 before it was read whole (gateway/edge/protocol.py)."""
+        self._note("header_fields_too_large", client)
+
     def deadlines(self, loop: asyncio.AbstractEventLoop) -> Deadlines:
         """The request deadlines' timer on ``loop`` (one per worker process; tests start servers on
         loops of their own)."""

@@ -16,7 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 from gateway.chat_view import chat_view
 from gateway.errors import ClientClosedRequest, InvalidRequest, PayloadTooLarge
 from gateway.proxy.dialects import OUTPUT_LIMITS, REQUIRED, Endpoint
-from gateway.proxy.encoding import decode_body
+from gateway.proxy.encoding import content_codings, decode_off_loop
 from gateway.proxy.validate import validate_parameters
 
 __all__ = ["Endpoint", "ProxiedRequest", "parse_request", "read_body", "upstream_body"]
@@ -39,9 +39,9 @@ class ProxiedRequest:
         return chat_view(self.payload, self.endpoint)
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int, max_encodings: int) -> bytes:
     """The body as JSON bytes: at most ``limit`` bytes as sent, and again at most ``limit`` once its
-    Content-Encoding is undone (gateway/proxy/encoding.py)."""
+    Content-Encoding (at most ``max_encodings`` codings) is undone (gateway/proxy/encoding.py)."""
     declared = request.headers.get("content-length")
     if declared is not None:
         try:
@@ -50,6 +50,8 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise InvalidRequest("Invalid Content-Length header.", code="invalid_header") from None
         if size > limit:
             raise _too_large(limit)
+    # Every Content-Encoding line: two lines are one list (RFC 9110 §5.3), not the first line alone.
+    codings = content_codings(", ".join(request.headers.getlist("content-encoding")), max_encodings)
     parts: list[bytes] = []
     received = 0
     try:
@@ -60,7 +62,7 @@ async def read_body(request: Request, limit: int) -> bytes:
             parts.append(chunk)
     except ClientDisconnect:
         raise ClientClosedRequest("The client left before the request was received.") from None
-    return decode_body(b"".join(parts), request.headers.get("content-encoding"), limit)
+    return await decode_off_loop(b"".join(parts), codings, limit)
 
 
 def _too_large(limit: int) -> PayloadTooLarge:

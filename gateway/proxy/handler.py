@@ -132,7 +132,9 @@ class ProxyHandler:
         ``anthropic-version`` (Anthropic's SDKs always do), else guessed from the body's fields; the
         body then goes through the same parsing, thinking policy and decision as a live request.
         """
-        body = await read_body(request, self._settings.server.max_body_bytes)
+        body = await read_body(
+            request, self._settings.server.max_body_bytes, self._settings.edge.max_body_encodings
+        )
         endpoint = dry_run_endpoint(body, request.query_params.get("api"), request.headers)
         parsed = self._parse(body, endpoint, principal)
         decision, steps = await self.plan(parsed, request.headers, principal, explain=EXPLAIN_FEATURES)
@@ -144,7 +146,7 @@ class ProxyHandler:
         self, request: Request, endpoint: Endpoint, principal: Principal, record: RequestRecord
     ) -> Response:
         server = self._settings.server
-        body = await read_body(request, server.max_body_bytes)
+        body = await read_body(request, server.max_body_bytes, self._settings.edge.max_body_encodings)
         parsed = self._parse(body, endpoint, principal)
         record.stream = parsed.stream
         record.model = parsed.model  # the usage ledger's and the trace's requested model (issue 19)
