@@ -274,6 +274,131 @@ def test_a_gateway_writes_its_ledger_to_postgres(make_gateway, postgres):
     assert row["principal"] == "alice" and row["stream"] is True and row["completion_tokens"] > 0
 
 
+# ---- one tenant's row never costs another tenant's --------------------------------------------------------
+
+# Values a store refuses: NUL (PostgreSQL), a lone surrogate (neither driver can encode it), an integer
+# past PostgreSQL's INTEGER (and past SQLite's 64 bits), NaN and infinities, strings past their columns.
+POISON = [
+    {"request_id": "nul", "model": "auto\x00", "principal": "mallory"},
+    {"request_id": "surrogate", "model": "x\ud800y", "principal": "mal\udfffory"},
+    {"request_id": "huge", "prompt_tokens": 2**40, "completion_tokens": 2**70, "status": -(2**64)},
+    {"request_id": "nan", "duration_ms": float("nan"), "ttfb_ms": float("inf"), "canvas_fill": float("nan")},
+    {"request_id": "long", "api": "a" * 100, "backend": "b" * 1000, "outcome": "o" * 100, "day": "d" * 20},
+]
+
+
+def exercise_poison(url: str) -> None:
+    """Victims' rows and poisoned rows in one batch: every row is written, the poisoned ones cleaned."""
+    store = UsageStore(url)
+    dropped: dict[str, int] = {}
+    writer = UsageWriter(
+        store,
+        queue_size=100,
+        batch_size=100,
+        flush_interval=0.01,
+        on_dropped=lambda n, reason: dropped.__setitem__(reason, dropped.get(reason, 0) + n),
+    )
+    for i, poison in enumerate(POISON):  # queued before the thread starts: one batch
+        writer.submit(record(request_id=f"victim-{i}", principal="victim"))
+        writer.submit(record(**poison))
+    writer.start()
+    try:
+        assert wait_for(lambda: writer.written == 2 * len(POISON)), (writer.written, dropped)
+    finally:
+        writer.close(timeout=5)
+    assert dropped == {} and writer.dropped == 0
+    by_id = {r["request_id"]: r for r in rows(url)}
+    assert sum(1 for r in by_id.values() if r["principal"] == "victim") == len(POISON)
+    assert by_id["nul"]["model"] == "auto\ufffd"
+    assert (by_id["surrogate"]["model"], by_id["surrogate"]["principal"]) == ("x\ufffdy", "mal\ufffdory")
+    huge = by_id["huge"]
+    top = 2**31 - 1
+    assert (huge["prompt_tokens"], huge["completion_tokens"], huge["status"]) == (top, top, -top - 1)
+    nan = by_id["nan"]
+    assert (nan["duration_ms"], nan["ttfb_ms"], nan["canvas_fill"]) == (0.0, None, None)
+    long = by_id["long"]
+    lengths = [len(long[column]) for column in ("api", "backend", "outcome", "day")]
+    assert lengths == [16, 64, 32, 10]
+
+
+def test_a_poisoned_row_costs_no_other_row_on_sqlite(tmp_path):
+    exercise_poison(f"sqlite:///{tmp_path / 'usage.db'}")
+
+
+def test_a_poisoned_row_costs_no_other_row_on_postgres(postgres):
+    url = postgres.url.rsplit("/", 1)[0] + "/poison"
+    import psycopg
+
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE poison")
+    exercise_poison(url)
+
+
+def exercise_refusal(url: str, refuse: str) -> None:
+    """A row the store refuses whatever its values (``refuse``: a rule added to the database, standing in
+    for whatever a store may refuse next) costs that row only: the batch is retried row by row."""
+    store = UsageStore(url)
+    store.migrate()
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(refuse)
+    dropped: dict[str, int] = {}
+    writer = UsageWriter(
+        store,
+        queue_size=100,
+        batch_size=100,
+        flush_interval=0.01,
+        on_dropped=lambda n, reason: dropped.__setitem__(reason, dropped.get(reason, 0) + n),
+    )
+    for i in range(3):
+        writer.submit(record(request_id=f"victim-{i}", principal="victim"))
+        writer.submit(record(request_id=f"refused-{i}", model="refuse-me"))
+    writer.start()
+    try:
+        assert wait_for(lambda: writer.written == 3 and dropped.get("refused") == 3), dropped
+    finally:
+        writer.close(timeout=5)
+    assert sorted(r["request_id"] for r in rows(url)) == ["victim-0", "victim-1", "victim-2"]
+    assert dropped == {"refused": 3} and writer.dropped == 3
+
+
+def test_a_row_sqlite_refuses_is_dropped_alone_and_counted(tmp_path):
+    exercise_refusal(
+        f"sqlite:///{tmp_path / 'usage.db'}",
+        "CREATE TRIGGER refuse BEFORE INSERT ON usage_records WHEN NEW.model = 'refuse-me' "
+        "BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    )
+
+
+def test_a_row_postgres_refuses_is_dropped_alone_and_counted(postgres):
+    url = postgres.url.rsplit("/", 1)[0] + "/refusal"
+    import psycopg
+
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE refusal")
+    exercise_refusal(url, "ALTER TABLE usage_records ADD CONSTRAINT refuse CHECK (model <> 'refuse-me')")
+
+
+def test_a_nul_in_one_tenants_model_costs_no_other_tenant_a_row_on_postgres(make_gateway, postgres, tmp_path):
+    """End to end: requests whose model holds U+0000, interleaved with a victim's ordinary requests."""
+    url = postgres.url.rsplit("/", 1)[0] + "/nul_e2e"
+    import psycopg
+
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE nul_e2e")
+    keys_file = tmp_path / "keys.yaml"
+    victim = write_key(keys_file, "victim")
+    mallory = write_key(keys_file, "mallory")
+    gw = make_gateway(auth={"keys_file": str(keys_file)}, usage={"url": url, "flush_interval": 0.05})
+    for _ in range(5):
+        assert post(gw, {"model": "auto", "messages": CHAT}, key=victim).status_code == 200
+        assert post(gw, {"model": "auto\u0000", "messages": CHAT}, key=mallory).status_code < 500
+    gw.server.__exit__()
+    ledger = rows(url)
+    assert sum(1 for r in ledger if r["principal"] == "victim") == 5
+    assert [r["model"] for r in ledger if r["principal"] == "mallory"] == ["auto\ufffd"] * 5
+    assert gw.metric("gateway_usage_records_dropped_total") == 0
+
+
 def test_a_newer_schema_is_refused(tmp_path):
     url = f"sqlite:///{tmp_path / 'usage.db'}"
     store = UsageStore(url)

@@ -15,12 +15,14 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, delete, event
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from gateway.usage.records import UsageRecord
+from gateway.usage.records import UsageRecord, storable
 from gateway.usage.schema import migrate, usage_records
 from gateway.usage.settings import engine_url
 
-__all__ = ["UsageStore"]
+__all__ = ["UsageStore", "transient"]
 
 _COLUMNS = UsageRecord._fields
 
@@ -64,8 +66,26 @@ class UsageStore:
         # The driver's executemany with plain tuples (a UsageRecord is one): SQLAlchemy's insert() with a
         # dict per row cost 34 µs a row here, this 7 (bench/tracing_overhead.py counts the writer
         # thread's CPU).
+        rows = [storable(r) for r in records]
         with self.engine.begin() as conn:
-            conn.exec_driver_sql(self._insert, list(records))
+            conn.exec_driver_sql(self._insert, rows)
+
+    def write_each(self, records: Sequence[UsageRecord]) -> int:
+        """Write the rows one by one, each under its own savepoint in one transaction, after the store
+        refused them as a batch: a row it refuses again costs that row only, not its batch. Returns how
+        many were refused; a transient failure (see :func:`transient`) raises, and nothing is written."""
+        self.migrate()
+        refused = 0
+        with self.engine.begin() as conn:
+            for record in records:
+                try:
+                    with conn.begin_nested():
+                        conn.exec_driver_sql(self._insert, storable(record))
+                except Exception as exc:
+                    if transient(exc):
+                        raise
+                    refused += 1
+        return refused
 
     def expire(self, retention_days: int, *, now: float | None = None) -> int:
         """Delete rows older than the retention; returns how many went."""
@@ -105,3 +125,9 @@ def _engine(url: URL, connect_timeout: float) -> Engine:
         max_overflow=2,
         connect_args={"connect_timeout": max(1, round(connect_timeout))},
     )
+
+
+def transient(exc: BaseException) -> bool:
+    """A connection, lock or pool problem, worth a retry of the same rows; anything else is the store
+    refusing the rows themselves (a constraint, a type, a value its driver cannot encode)."""
+    return isinstance(exc, OperationalError | InterfaceError | DisconnectionError | PoolTimeout | OSError)

@@ -14,10 +14,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-
 from gateway.usage.records import UsageRecord
-from gateway.usage.store import UsageStore
+from gateway.usage.store import UsageStore, transient
 
 __all__ = ["UsageWriter"]
 
@@ -106,18 +104,17 @@ class UsageWriter:
                 try:
                     self.store.write(batch)
                 except Exception as exc:
-                    if not _transient(exc):
-                        # The rows themselves are refused (a constraint, a type): retrying cannot help,
-                        # and holding them would stop every later row.
-                        log.error(
-                            "usage ledger: %s refused %d records (%s)",
-                            self.store.where,
-                            len(batch),
-                            type(exc).__name__,
-                        )
-                        self._drop(len(batch), "refused")
-                        batch = []
-                        continue
+                    # Refused rows are written one by one: only a transient failure is left to retry.
+                    failure = exc if transient(exc) else self._write_each(batch, exc)
+                else:
+                    self._wrote(len(batch))
+                    failure = None
+                if failure is None:
+                    if failures:
+                        log.info("usage ledger: %s is writable again", self.store.where)
+                    failures = 0
+                    batch = []
+                else:
                     # The store is down or slow: keep the batch, retry; the queue bounds what waits.
                     failures += 1
                     if failures == 1 or failures % 20 == 0:
@@ -125,15 +122,8 @@ class UsageWriter:
                             "usage ledger: writing %d records to %s failed (%s); retrying",
                             len(batch),
                             self.store.where,
-                            type(exc).__name__,
+                            type(failure).__name__,
                         )
-                else:
-                    if failures:
-                        log.info("usage ledger: %s is writable again", self.store.where)
-                    failures = 0
-                    self.written += len(batch)
-                    self._on_written(len(batch))
-                    batch = []
             self._expire()
             if self._stop.is_set():
                 if not batch and not self._queue:
@@ -150,6 +140,35 @@ class UsageWriter:
                 self._stop.wait(min(_MAX_BACKOFF, self._flush_interval * 2 ** min(failures, 8)))
             elif len(self._queue) < self._batch_size:
                 self._wake.wait(self._flush_interval)
+
+    def _write_each(self, batch: list[UsageRecord], refusal: Exception) -> Exception | None:
+        """The store refused the batch: write its rows one by one, so that a row it refuses costs that row
+        alone and not its batch (other principals' rows included). Returns the exception when the store
+        failed transiently meanwhile (nothing was written: the batch is kept and retried), else None."""
+        try:
+            refused = self.store.write_each(batch)
+        except Exception as exc:
+            if transient(exc):
+                return exc
+            # Every row fails the same way (a permission, a schema this gateway cannot write to).
+            refused = len(batch)
+            refusal = exc
+        if refused:
+            log.error(
+                "usage ledger: %s refused %d of %d records (%s)",
+                self.store.where,
+                refused,
+                len(batch),
+                type(refusal).__name__,
+            )
+            self._drop(refused, "refused")
+        self._wrote(len(batch) - refused)
+        return None
+
+    def _wrote(self, count: int) -> None:
+        if count > 0:
+            self.written += count
+            self._on_written(count)
 
     def _take(self) -> list[UsageRecord]:
         queued = self._queue
@@ -176,10 +195,3 @@ class UsageWriter:
         with self._count_lock:  # both the event loop and the writer thread drop
             self.dropped += count
         self._on_dropped(count, reason)
-
-
-def _transient(exc: Exception) -> bool:
-    """A connection or lock problem (worth a retry), not a row the database refuses."""
-    if isinstance(exc, OperationalError | InterfaceError):
-        return True
-    return not isinstance(exc, DBAPIError)  # e.g. a pool timeout: no row was looked at
