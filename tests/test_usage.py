@@ -5,6 +5,7 @@ the CLI; the same store code against SQLite and a real PostgreSQL."""
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 from datetime import UTC, datetime
@@ -239,6 +240,9 @@ def exercise_store(url: str) -> None:
         assert len(summarize(store, UsageQuery(since=now - 60 * 86400, by="key"))) == 4  # carol too
         assert store.expire(30) == 1
         assert "carol" not in [r["key"] for r in summarize(store, UsageQuery(since=0, by="key"))]
+        # The writer's clean-up goes in chunks, oldest first.
+        store.write([record(principal="dave", ts=now - (40 + i) * 86400) for i in range(3)])
+        assert [store.expire(30, limit=2), store.expire(30, limit=2), store.expire(30, limit=2)] == [2, 1, 0]
     finally:
         store.dispose()
 
@@ -397,6 +401,114 @@ def test_a_nul_in_one_tenants_model_costs_no_other_tenant_a_row_on_postgres(make
     assert sum(1 for r in ledger if r["principal"] == "victim") == 5
     assert [r["model"] for r in ledger if r["principal"] == "mallory"] == ["auto\ufffd"] * 5
     assert gw.metric("gateway_usage_records_dropped_total") == 0
+
+
+# ---- a store that stops answering -----------------------------------------------------------------------
+
+
+def fresh_database(postgres: PostgresServer, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return postgres.url.rsplit("/", 1)[0] + "/" + name
+
+
+def server_processes(postgres: PostgresServer) -> list[int]:
+    """The postmaster and every process it started: the whole server, as a paused container has it."""
+    assert postgres.proc is not None
+    found = [postgres.proc.pid]
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == postgres.proc.pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def counting(dropped: dict[str, int]) -> Any:
+    return lambda n, reason: dropped.__setitem__(reason, dropped.get(reason, 0) + n)
+
+
+def test_a_frozen_postgres_times_the_writer_out_and_says_so(postgres, caplog):
+    """Every PostgreSQL process stopped (SIGSTOP): no statement timeout can fire on the server, the
+    watchdog ends the write. The batch is dropped and counted, a warning names its size, and once the
+    server runs again the writer goes on writing."""
+    import os
+    import signal
+
+    url = fresh_database(postgres, "frozen")
+    store = UsageStore(url, connect_timeout=1, write_timeout=0.3)
+    dropped: dict[str, int] = {}
+    writer = UsageWriter(
+        store,
+        queue_size=100,
+        batch_size=3,  # a batch is taken when 3 are queued: the flush interval never splits one
+        flush_interval=60,
+        on_dropped=counting(dropped),
+        write_timeout=0.3,
+        slow_write=0.1,
+    )
+    writer.start()
+    try:
+        for i in range(3):
+            writer.submit(record(request_id=f"before-{i}"))
+        assert wait_for(lambda: writer.written == 3, within=30)
+        processes = server_processes(postgres)
+        with caplog.at_level(logging.WARNING, logger="gateway.usage"):
+            for pid in processes:
+                os.kill(pid, signal.SIGSTOP)
+            try:
+                for i in range(3):
+                    writer.submit(record(request_id=f"frozen-{i}"))
+                assert wait_for(lambda: dropped.get("timeout") == 3, within=30), dropped
+            finally:
+                for pid in processes:
+                    os.kill(pid, signal.SIGCONT)
+        for i in range(3):
+            writer.submit(record(request_id=f"after-{i}"))
+        assert wait_for(lambda: writer.written == 6, within=30), dropped
+    finally:
+        writer.close(timeout=5)
+    assert dropped == {"timeout": 3}
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("writing 3 records" in m and "so far" in m for m in warnings), warnings
+    assert any("writing 3 records" in m and "timed out" in m for m in warnings), warnings
+    # The frozen batch's transaction never reached its COMMIT: the server has none of it.
+    assert sorted(r["request_id"] for r in rows(url)) == [
+        f"{w}-{i}" for w in ("after", "before") for i in range(3)
+    ]
+
+
+def test_a_locked_table_ends_a_write_at_the_statement_timeout(postgres, caplog):
+    """A live server whose table another session holds locked: PostgreSQL's own lock timeout ends the
+    write (the writer has no watchdog here), the batch is dropped and counted, the next one written."""
+    import psycopg
+
+    url = fresh_database(postgres, "locked")
+    store = UsageStore(url, write_timeout=0.2)
+    store.migrate()
+    dropped: dict[str, int] = {}
+    writer = UsageWriter(store, queue_size=100, batch_size=2, flush_interval=60, on_dropped=counting(dropped))
+    writer.start()
+    try:
+        with psycopg.connect(url) as holder, caplog.at_level(logging.WARNING, logger="gateway.usage"):
+            holder.execute("LOCK TABLE usage_records IN ACCESS EXCLUSIVE MODE")
+            writer.submit(record(request_id="locked-0"))
+            writer.submit(record(request_id="locked-1"))
+            assert wait_for(lambda: dropped.get("timeout") == 2, within=30), dropped
+            holder.rollback()
+        writer.submit(record(request_id="free-0"))
+        writer.submit(record(request_id="free-1"))
+        assert wait_for(lambda: writer.written == 2, within=30), dropped
+    finally:
+        writer.close(timeout=5)
+    assert any(
+        "writing 2 records" in r.getMessage() and "timed out" in r.getMessage() for r in caplog.records
+    )
+    assert sorted(r["request_id"] for r in rows(url)) == ["free-0", "free-1"]
 
 
 def test_a_newer_schema_is_refused(tmp_path):

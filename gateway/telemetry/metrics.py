@@ -229,7 +229,7 @@ class Metrics:
         )
         self.usage_dropped = counter(
             "gateway_usage_records_dropped",
-            "Usage ledger rows dropped: queue_full (store slow or down), shutdown, refused.",
+            "Usage ledger rows dropped: queue_full (store slow or down), shutdown, refused, timeout.",
             ["reason"],
         )
         # The edge (issue 16): client connections, by listener (main, operator). Summed over live workers.

@@ -4,6 +4,10 @@
 to ``usage.queue_size``; past that, new records are dropped and counted (never a wait, never an error
 for the client). A batch that failed to write is kept and retried with a back-off, so a store that comes
 back loses nothing that was still queued. ``close`` writes what is left, within ``shutdown_timeout``.
+
+A write that runs past ``write_timeout`` (PostgreSQL's statement timeout, or the watchdog for a server
+that does not answer at all) is given up: its rows are dropped and counted (``timeout``), as the store
+may or may not have them and a retry could count them twice.
 """
 
 from __future__ import annotations
@@ -13,15 +17,19 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 from gateway.usage.records import UsageRecord
-from gateway.usage.store import UsageStore, transient
+from gateway.usage.store import UsageStore, timed_out, transient
+from gateway.usage.watchdog import Watchdog
 
 __all__ = ["UsageWriter"]
 
 log = logging.getLogger("gateway.usage")
 
 _EXPIRE_EVERY = 3600.0
+_EXPIRE_CHUNK = 5000
+_EXPIRE_CHUNKS = 10
 _MAX_BACKOFF = 30.0
 
 
@@ -36,8 +44,22 @@ class UsageWriter:
         retention_days: int | None = None,
         on_dropped: Callable[[int, str], None] = lambda n, reason: None,
         on_written: Callable[[int], None] = lambda n: None,
+        write_timeout: float | None = None,
+        slow_write: float | None = None,
     ) -> None:
+        """``write_timeout``: seconds after which the watchdog ends a call that has not returned (twice the
+        store's own statement timeout, which a live server enforces first); ``slow_write``: seconds after
+        which a call is logged as slow while it runs."""
         self.store = store
+        self._watchdog: Watchdog | None = None
+        if write_timeout is not None or slow_write is not None:
+            limit = 2 * write_timeout if write_timeout is not None else float("inf")
+            self._watchdog = Watchdog(
+                where=store.where,
+                slow=slow_write if slow_write is not None else limit,
+                limit=limit,
+                abort=store.abort,
+            )
         # A deque, not a queue.Queue: append and popleft are atomic under the GIL, so a request pays
         # one append instead of a lock, a condition and a notify (issue 16: a rejected request's ledger
         # row was a measurable share of its cost). One consumer (the writer thread) pops.
@@ -78,6 +100,8 @@ class UsageWriter:
     # ---- life cycle ----------------------------------------------------------------------------------------
 
     def start(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.start()
         self._thread.start()
 
     def close(self, timeout: float) -> None:
@@ -88,6 +112,8 @@ class UsageWriter:
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout + 1)
+        if self._watchdog is not None:
+            self._watchdog.close()
         self.store.dispose()
 
     # ---- the writer thread --------------------------------------------------------------------------------
@@ -102,10 +128,15 @@ class UsageWriter:
                 batch = self._take()
             if batch:
                 try:
-                    self.store.write(batch)
+                    with self._watch(f"writing {len(batch)} records"):
+                        self.store.write(batch)
                 except Exception as exc:
-                    # Refused rows are written one by one: only a transient failure is left to retry.
-                    failure = exc if transient(exc) else self._write_each(batch, exc)
+                    if self._timed_out(exc):
+                        self._give_up(batch)
+                        failure = None
+                    else:
+                        # Refused rows are written one by one: only a transient failure is left to retry.
+                        failure = exc if transient(exc) else self._write_each(batch, exc)
                 else:
                     self._wrote(len(batch))
                     failure = None
@@ -146,8 +177,12 @@ class UsageWriter:
         alone and not its batch (other principals' rows included). Returns the exception when the store
         failed transiently meanwhile (nothing was written: the batch is kept and retried), else None."""
         try:
-            refused = self.store.write_each(batch)
+            with self._watch(f"writing {len(batch)} records one by one"):
+                refused = self.store.write_each(batch)
         except Exception as exc:
+            if self._timed_out(exc):
+                self._give_up(batch)
+                return None
             if transient(exc):
                 return exc
             # Every row fails the same way (a permission, a schema this gateway cannot write to).
@@ -165,6 +200,18 @@ class UsageWriter:
         self._wrote(len(batch) - refused)
         return None
 
+    def _watch(self, what: str) -> AbstractContextManager[None]:
+        return self._watchdog.watch(what) if self._watchdog is not None else nullcontext()
+
+    def _timed_out(self, exc: Exception) -> bool:
+        return timed_out(exc) or (self._watchdog is not None and self._watchdog.fired)
+
+    def _give_up(self, batch: list[UsageRecord]) -> None:
+        log.warning(
+            "usage ledger: writing %d records to %s timed out; they are dropped", len(batch), self.store.where
+        )
+        self._drop(len(batch), "timeout")
+
     def _wrote(self, count: int) -> None:
         if count > 0:
             self.written += count
@@ -180,12 +227,21 @@ class UsageWriter:
         if self._retention_days is None or time.monotonic() < self._next_expiry:
             return
         self._next_expiry = time.monotonic() + _EXPIRE_EVERY
+        removed = 0
         try:
-            removed = self.store.expire(self._retention_days)
+            # In chunks, a few per turn of the loop: an old ledger's first clean-up neither runs past the
+            # write timeout nor holds back the batches queued meanwhile.
+            for _ in range(_EXPIRE_CHUNKS):
+                with self._watch(f"removing up to {_EXPIRE_CHUNK} expired records"):
+                    chunk = self.store.expire(self._retention_days, limit=_EXPIRE_CHUNK)
+                removed += chunk
+                if chunk < _EXPIRE_CHUNK:
+                    break
+            else:
+                self._next_expiry = time.monotonic()  # more to remove: on the next turn
         except Exception as exc:
             self._next_expiry = time.monotonic() + min(_EXPIRE_EVERY, 60.0)
             log.warning("usage ledger: retention clean-up failed (%s)", type(exc).__name__)
-            return
         if removed:
             log.info("usage ledger: %d records past %d days removed", removed, self._retention_days)
 
