@@ -338,4 +338,5 @@ class Watchdog:
                     )
                     self._abort()
                 wake = self._next_abort if self._warned else min(self._next_abort, self._started + self._slow)
-                self._cond.wait(max(0.001, wake - self._clock()))
+                # No abort (no write timeout) and the warning given: nothing left to do until the call ends.
+                self._cond.wait(max(0.001, wake - self._clock()) if wake != float("inf") else None)
