@@ -511,6 +511,35 @@ def test_a_locked_table_ends_a_write_at_the_statement_timeout(postgres, caplog):
     assert sorted(r["request_id"] for r in rows(url)) == ["free-0", "free-1"]
 
 
+def test_a_new_sqlite_ledger_and_its_side_files_are_readable_by_their_owner_only(tmp_path, caplog):
+    import os
+    import stat
+
+    path = tmp_path / "private.db"
+    umask = os.umask(0o022)  # the usual one, under which sqlite3 alone creates the file 0644
+    store = UsageStore(f"sqlite:///{path}")
+    try:
+        store.write([record()])
+        # While the store is open, in WAL mode: the database, its write-ahead log and its shared memory.
+        files = [path, path.with_name("private.db-wal"), path.with_name("private.db-shm")]
+        assert {f.name: oct(stat.S_IMODE(f.stat().st_mode)) for f in files} == {
+            f.name: "0o600" for f in files
+        }
+    finally:
+        os.umask(umask)
+        store.dispose()
+    # A file that already exists keeps its mode (an operator's choice), reported when others may read it.
+    shared = tmp_path / "shared.db"
+    shared.touch(mode=0o644)
+    shared.chmod(0o644)
+    other = UsageStore(f"sqlite:///{shared}")
+    with caplog.at_level(logging.WARNING, logger="gateway.usage"):
+        other.write([record()])
+    other.dispose()
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o644
+    assert "readable by other users (mode 0644)" in caplog.text
+
+
 def test_a_newer_schema_is_refused(tmp_path):
     url = f"sqlite:///{tmp_path / 'usage.db'}"
     store = UsageStore(url)

@@ -9,8 +9,10 @@ it in its own thread, the API in a worker thread, the CLI directly.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import Sequence
@@ -26,6 +28,8 @@ from gateway.usage.schema import migrate, usage_records
 from gateway.usage.settings import engine_url
 
 __all__ = ["UsageStore", "timed_out", "transient"]
+
+log = logging.getLogger("gateway.usage")
 
 _COLUMNS = UsageRecord._fields
 # PostgreSQL's query_canceled (statement_timeout) and lock_not_available (lock_timeout).
@@ -172,6 +176,11 @@ def _engine(url: URL, connect_timeout: float) -> Engine:
     if url.get_backend_name() == "sqlite":
         # timeout: how long a writer waits for another process's lock (several workers share the file).
         engine = create_engine(url, connect_args={"timeout": connect_timeout})
+        path = url.database or ""
+
+        @event.listens_for(engine, "do_connect")
+        def _private(*_: Any) -> None:
+            _private_file(path)
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -195,6 +204,33 @@ def _engine(url: URL, connect_timeout: float) -> Engine:
         max_overflow=2,
         connect_args={"connect_timeout": max(1, round(connect_timeout))},
     )
+
+
+def _private_file(path: str) -> None:
+    """Create the ledger's file readable and writable by its owner only, before SQLite opens it: SQLite
+    gives the -wal and -shm files it creates beside it the same mode. (sqlite3 would create it with
+    0666 less the umask: 0644, every local user able to read who used what.) An existing file keeps the
+    mode it has, an operator's choice; one that others may read is reported."""
+    if not path or path.startswith("file:"):
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            return
+        if mode & 0o077 and path not in _REPORTED:
+            _REPORTED.add(path)
+            log.warning("usage ledger: %s is readable by other users (mode %04o); chmod 600 it", path, mode)
+        return
+    except OSError:
+        return  # a missing or read-only directory: sqlite3's own error says so, and the writer retries
+    os.close(fd)
+
+
+# Files already reported as readable by others: one warning each, not one a connection.
+_REPORTED: set[str] = set()
 
 
 def timed_out(exc: BaseException) -> bool:
