@@ -195,6 +195,45 @@ def test_usage_api_admin_sees_all_keys_others_only_their_own(make_gateway, tmp_p
     assert get("gw-nope").status_code == 401
 
 
+def test_usage_reports_keep_an_api_key_and_a_jwt_subject_of_the_same_name_apart(make_gateway, tmp_path):
+    import jwt
+
+    secret = "0123456789abcdef0123456789abcdef-usage-kinds"
+    keys_file = tmp_path / "keys.yaml"
+    bob_key = write_key(keys_file, "bob")
+    root = write_key(keys_file, "ops", admin=True)
+    gw = make_gateway(
+        auth={
+            "keys_file": str(keys_file),
+            "jwt": {"issuer": "i", "audience": "a", "algorithms": ["HS256"], "secret": secret},
+        },
+        usage={"flush_interval": 0.02},
+        routing={"health_interval": 60},
+    )
+    claims = {"iss": "i", "aud": "a", "sub": "bob", "exp": int(time.time()) + 300}
+    bob_jwt = jwt.encode(claims, secret, "HS256")
+    for credential in (bob_key, bob_jwt, bob_jwt):
+        assert post(gw, {"model": "auto", "messages": CHAT}, key=credential).status_code == 200
+
+    def get(credential: str, **params: str) -> httpx.Response:
+        return httpx.get(
+            gw.base_url + "/gateway/usage", params=params, headers={"authorization": f"Bearer {credential}"}
+        )
+
+    assert wait_for(lambda: sum(r["requests"] for r in get(root).json()["data"]) == 3)
+    everyone = {(r["key"], r["kind"]): r["requests"] for r in get(root, by="key").json()["data"]}
+    assert everyone == {("bob", "key"): 1, ("bob", "jwt"): 2}
+    assert [(r["key"], r["requests"]) for r in get(root, key="bob", kind="jwt").json()["data"]] == [
+        ("bob", 2)
+    ]
+    # Each bob reads its own rows only, and may not ask for the other's.
+    assert [(r["kind"], r["requests"]) for r in get(bob_key).json()["data"]] == [("key", 1)]
+    assert [(r["kind"], r["requests"]) for r in get(bob_jwt).json()["data"]] == [("jwt", 2)]
+    assert get(bob_key, kind="jwt").status_code == 403
+    bad = get(root, kind="robot")
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "kind"
+
+
 def test_usage_api_says_when_the_ledger_is_off(make_gateway):
     gw = make_gateway(usage={"enabled": False})
     r = httpx.get(gw.base_url + "/gateway/usage", headers={"authorization": f"Bearer {gw.key}"})
@@ -226,9 +265,17 @@ def exercise_store(url: str) -> None:
         )
         week = UsageQuery(since=now - 7 * 86400, by="key")
         by_key = summarize(store, week)
-        assert [r["key"] for r in by_key][:2] == ["bob", "alice"]  # most backend time first
+        # Most backend time first; the key bob and the JWT subject bob are two principals, two rows.
+        assert [(r["key"], r["kind"]) for r in by_key][:3] == [
+            ("bob", "key"),
+            ("alice", "key"),
+            ("bob", "jwt"),
+        ]
         bob = by_key[0]
-        assert (bob["requests"], bob["errors"], bob["backend_seconds"]) == (2, 1, 5.0)
+        assert (bob["requests"], bob["errors"], bob["backend_seconds"]) == (1, 1, 4.0)
+        assert (by_key[2]["requests"], by_key[2]["errors"], by_key[2]["backend_seconds"]) == (1, 0, 1.0)
+        jwt_only = summarize(store, UsageQuery(since=now - 7 * 86400, by="key", principal_kind="jwt"))
+        assert [(r["key"], r["kind"], r["requests"]) for r in jwt_only] == [("bob", "jwt", 1)]
         by_backend = {
             r["backend"]: r for r in summarize(store, UsageQuery(since=now - 7 * 86400, by="backend"))
         }
@@ -237,7 +284,7 @@ def exercise_store(url: str) -> None:
             store, UsageQuery(since=now - 86400, by="day", principal="bob", principal_kind="key")
         )
         assert len(only_key) == 1 and only_key[0]["requests"] == 1
-        assert len(summarize(store, UsageQuery(since=now - 60 * 86400, by="key"))) == 4  # carol too
+        assert len(summarize(store, UsageQuery(since=now - 60 * 86400, by="key"))) == 5  # carol too
         assert store.expire(30) == 1
         assert "carol" not in [r["key"] for r in summarize(store, UsageQuery(since=0, by="key"))]
         # The writer's clean-up goes in chunks, oldest first.
@@ -599,7 +646,13 @@ def test_writer_batches_and_flushes_on_close(tmp_path):
 def test_cli_usage_reads_the_ledger(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'usage.db'}"
     store = UsageStore(url)
-    store.write([record(principal="alice"), record(principal="bob", backend_seconds=2.0)])
+    store.write(
+        [
+            record(principal="alice"),
+            record(principal="bob", backend_seconds=2.0),
+            record(principal="alice", principal_kind="jwt", backend_seconds=0.25),
+        ]
+    )
     store.dispose()
     config = tmp_path / "gateway.yaml"
     config.write_text(
@@ -608,9 +661,32 @@ def test_cli_usage_reads_the_ledger(tmp_path, capsys):
     )
     assert main(["usage", "--config", str(config), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert [r["key"] for r in data] == ["bob", "alice"]
+    assert [(r["key"], r["kind"]) for r in data] == [("bob", "key"), ("alice", "key"), ("alice", "jwt")]
+    assert main(["usage", "--config", str(config), "--kind", "jwt"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:3] == ["KEY", "KIND", "REQUESTS"] and table[1].split()[:3] == [
+        "alice",
+        "jwt",
+        "1",
+    ]
+    assert len(table) == 2
     assert (
-        main(["usage", "--config", str(config), "--key", "alice", "--by", "backend", "--format", "csv"]) == 0
+        main(
+            [
+                "usage",
+                "--config",
+                str(config),
+                "--key",
+                "alice",
+                "--kind",
+                "key",
+                "--by",
+                "backend",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
     )
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("backend,requests,") and out[1].startswith("diffusion,1,")
@@ -661,7 +737,10 @@ def test_the_dashboards_top_keys_table_runs_on_a_postgres_ledger(postgres):
             record(principal="alice", backend_seconds=1.0),
             record(principal="bob", backend_seconds=3.0),
             record(principal="bob", backend_seconds=2.0, outcome="upstream_timeout"),
-            record(principal=None, backend_seconds=0.0, status=401, outcome="auth_error"),
+            record(principal="bob", principal_kind="jwt", backend_seconds=0.5),
+            record(
+                principal=None, principal_kind=None, backend_seconds=0.0, status=503, outcome="auth_error"
+            ),
             record(principal="carol", backend_seconds=50.0, ts=now - 7200),  # outside the range
         ]
     )
@@ -670,10 +749,13 @@ def test_the_dashboards_top_keys_table_runs_on_a_postgres_ledger(postgres):
     expanded = sql.replace("$__unixEpochFilter(ts)", f"ts BETWEEN {now - 3600} AND {now + 60}")
     with psycopg.connect(url) as conn:
         table = conn.execute(expanded).fetchall()
-    assert [(key, requests, seconds, errors) for key, requests, seconds, _, _, errors in table] == [
-        ("bob", 2, 5.0, 1),
-        ("alice", 1, 1.0, 0),
-        ("(unauthenticated)", 1, 0.0, 1),
+    assert [
+        (key, kind, requests, seconds, errors) for key, kind, requests, seconds, _, _, errors in table
+    ] == [
+        ("bob", "key", 2, 5.0, 1),
+        ("alice", "key", 1, 1.0, 0),
+        ("bob", "jwt", 1, 0.5, 0),
+        ("(unauthenticated)", "-", 1, 0.0, 1),
     ]
 
 

@@ -1,8 +1,9 @@
 """GET /v1/gateway/usage: the usage ledger, summed by day, key, backend, model, API or tier.
 
 A principal with the admin scope (auth.tiers.<tier>.admin, or a key's own ``admin``) may read everyone's
-usage and filter by ``key``; any other principal reads only its own rows (its key name or JWT subject,
-and its kind, so a key never sees a JWT subject's usage of the same name).
+usage and filter by ``key`` and ``kind`` (key, jwt, anonymous); any other principal reads only its own rows
+(its key name or JWT subject, and its kind, so a key never sees a JWT subject's usage of the same name).
+Grouped by key, an API key and a JWT subject of the same name are two rows, told apart by ``kind``.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from starlette.responses import Response
 from gateway.api.state import GatewayState
 from gateway.errors import GatewayError, InvalidRequest, NotFound, PermissionDenied
 from gateway.middleware import record_of
-from gateway.usage.query import GROUPS, UsageQuery, parse_since
+from gateway.usage.query import GROUPS, KINDS, UsageQuery, parse_since
 
 __all__ = ["router"]
 
 log = logging.getLogger("gateway.usage")
 router = APIRouter()
 
-_PARAMETERS = frozenset({"since", "by", "key", "limit"})
+_PARAMETERS = frozenset({"since", "by", "key", "kind", "limit"})
 
 
 class UsageUnavailable(GatewayError):
@@ -54,10 +55,19 @@ async def usage(request: Request) -> Response:
     if not limit_text.isdigit() or not 1 <= int(limit_text) <= 10_000:
         raise InvalidRequest("limit: an integer from 1 to 10000.", code="invalid_parameter", param="limit")
     key = params.get("key")
+    kind = params.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise InvalidRequest(f"kind: one of {', '.join(KINDS)}.", code="invalid_parameter", param="kind")
     if principal.admin:
-        query = UsageQuery(since=since, by=by, principal=key, limit=int(limit_text))  # type: ignore[arg-type]
+        query = UsageQuery(
+            since=since,
+            by=by,  # type: ignore[arg-type]
+            principal=key,
+            principal_kind=kind,
+            limit=int(limit_text),
+        )
     else:
-        if key is not None and key != principal.name:
+        if (key is not None and key != principal.name) or (kind is not None and kind != principal.kind):
             raise PermissionDenied("Only an admin may read another key's usage.", code="usage_not_allowed")
         query = UsageQuery(
             since=since,
