@@ -234,6 +234,64 @@ def test_usage_reports_keep_an_api_key_and_a_jwt_subject_of_the_same_name_apart(
     assert bad.status_code == 400 and bad.json()["error"]["param"] == "kind"
 
 
+def test_usage_api_parses_its_parameters_strictly(make_gateway, postgres, tmp_path):
+    """Every parameter, with values that pass a loose check: a 400 envelope naming the parameter, never a
+    500 (int("²") raises though "²".isdigit() is true) and never a 503 from a query the store refuses (a
+    NUL in a key). Against PostgreSQL, which refuses what SQLite would take."""
+    keys_file = tmp_path / "keys.yaml"
+    alice = write_key(keys_file, "alice")
+    root = write_key(keys_file, "ops", admin=True)
+    gw = make_gateway(
+        auth={"keys_file": str(keys_file)}, usage={"url": fresh_database(postgres, "strict_params")}
+    )
+    for credential in (root, alice):
+        for query, param in (
+            ("limit=%C2%B2", "limit"),  # ²
+            ("limit=%D9%A3", "limit"),  # ٣, ARABIC-INDIC DIGIT THREE: int() reads it as 3
+            ("limit=1_000", "limit"),
+            ("limit=+5", "limit"),
+            ("limit=%205", "limit"),
+            ("limit=" + "0" * 4000 + "1", "limit"),
+            ("limit=10001", "limit"),
+            ("limit=1&limit=2", "limit"),
+            ("since=%D9%A3d", "since"),
+            ("since=7x", "since"),
+            ("since=", "since"),
+            ("by=", "by"),
+            ("by=key&by=day", "by"),
+            ("kind=KEY", "kind"),
+            ("key=a%00b", "key"),
+            ("key=" + "k" * 257, "key"),
+            ("key=", "key"),
+        ):
+            r = httpx.get(
+                f"{gw.base_url}/gateway/usage?{query}", headers={"authorization": f"Bearer {credential}"}
+            )
+            assert r.status_code == 400, (query, r.status_code, r.text[:200])
+            error = r.json()["error"]
+            assert (error["type"], error["code"], error["param"]) == (
+                "invalid_request_error",
+                "invalid_parameter",
+                param,
+            ), query
+    r = httpx.get(f"{gw.base_url}/gateway/usage?%C2%B2=1", headers={"authorization": f"Bearer {root}"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_parameter"
+    ok = httpx.get(
+        f"{gw.base_url}/gateway/usage?limit=10000&since=1d&by=model",
+        headers={"authorization": f"Bearer {root}"},
+    )
+    assert ok.status_code == 200 and ok.json()["object"] == "gateway.usage"
+
+
+def test_cli_usage_refuses_a_limit_that_is_not_a_positive_integer(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'usage.db'}"
+    for bad in ("0", "-5", "\u00b2", "\u0663"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["usage", "--url", url, "--limit", bad])
+        assert exit_.value.code == 2
+        assert "--limit" in capsys.readouterr().err
+
+
 def test_usage_api_says_when_the_ledger_is_off(make_gateway):
     gw = make_gateway(usage={"enabled": False})
     r = httpx.get(gw.base_url + "/gateway/usage", headers={"authorization": f"Bearer {gw.key}"})

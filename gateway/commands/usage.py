@@ -34,8 +34,15 @@ def register(sub: Any) -> None:
     p.add_argument("--since", default="7d", help="a duration (30m, 12h, 7d, 4w) or an ISO date (default 7d)")
     p.add_argument("--by", choices=GROUPS, default="key", help="group rows by (default key)")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
-    p.add_argument("--limit", type=int, default=1000, help="at most this many rows (default 1000)")
+    p.add_argument("--limit", type=_limit, default=1000, help="at most this many rows (default 1000)")
     p.set_defaults(func=_usage)
+
+
+def _limit(text: str) -> int:
+    """--limit: a positive integer (a negative LIMIT means none to SQLite and is an error to PostgreSQL)."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"an integer from 1 to 1000000, not {text[:20]!r}")
+    return int(text)
 
 
 def _usage(args: argparse.Namespace) -> int:

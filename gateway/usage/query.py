@@ -31,7 +31,8 @@ _COLUMN = {
     "api": usage_records.c.api,
     "tier": usage_records.c.tier,
 }
-_DURATION = re.compile(r"^(\d{1,6})([smhdw])$")
+# ASCII digits: \d would take any script's digits, which int() reads as numbers too.
+_DURATION = re.compile(r"^([0-9]{1,6})([smhdw])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 MAX_SINCE_DAYS = 3660
 
