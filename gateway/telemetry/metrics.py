@@ -43,6 +43,7 @@ AUTH_REASONS = frozenset(
         "audience",
         "issuer",
         "missing_claim",
+        "invalid_claim",
         "signature",
         "algorithm",
         "unknown_kid",
