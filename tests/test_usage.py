@@ -89,12 +89,11 @@ def test_every_finished_request_is_one_row_and_a_clean_shutdown_writes_them_all(
     streamed = post(gw, {"model": "auto", "messages": CODE, "stream": True})
     fallback = post(gw, {"model": "auto", "messages": CHAT}, {"x-sim-fault-diffusion": "status=500"})
     pinned = post(gw, {"model": AR_MODEL, "prompt": "Once upon", "max_tokens": 5}, path="/completions")
-    refused = post(gw, {"model": "auto", "messages": CHAT}, key="gw-not-a-key")
-    assert [r.status_code for r in (unary, streamed, fallback, pinned, refused)] == [200, 200, 200, 200, 401]
+    assert [r.status_code for r in (unary, streamed, fallback, pinned)] == [200, 200, 200, 200]
     assert rows(url) == []  # nothing written yet: batched, off the request path
     gw.server.__exit__()
     ledger = rows(url)
-    assert len(ledger) == 5
+    assert len(ledger) == 4
     by_id = {r["request_id"]: r for r in ledger}
 
     first = by_id[unary.headers["x-request-id"]]
@@ -123,9 +122,59 @@ def test_every_finished_request_is_one_row_and_a_clean_shutdown_writes_them_all(
     completion = by_id[pinned.headers["x-request-id"]]
     assert (completion["api"], completion["model"]) == ("completions", AR_MODEL)
 
-    failed = by_id[refused.headers["x-request-id"]]
-    assert failed["principal"] is None and failed["status"] == 401 and failed["outcome"] == "auth_error"
-    assert failed["backend"] is None and failed["backend_seconds"] == 0
+
+def test_a_refused_credential_is_counted_not_a_ledger_row_and_authenticated_rejections_keep_theirs(
+    make_gateway, tmp_path
+):
+    """401s (no key, a wrong key, a malformed header, a bad token) cost the ledger nothing: a client
+    without a key once filled it at 5,700 rows a second. A known caller's 403 and 429 are still rows."""
+    import jwt
+
+    secret = "0123456789abcdef0123456789abcdef-usage-401"
+    keys_file = tmp_path / "keys.yaml"
+    alice = write_key(keys_file, "alice")
+    narrow = write_key(keys_file, "narrow", models=["nothing-by-this-name"])
+    slow = write_key(keys_file, "slow", limits={"requests_per_minute": 1})
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    gw = make_gateway(
+        auth={
+            "keys_file": str(keys_file),
+            "jwt": {"issuer": "i", "audience": "a", "algorithms": ["HS256"], "secret": secret},
+        },
+        usage={"url": url, "flush_interval": 60},
+    )
+    expired = jwt.encode(
+        {"iss": "i", "aud": "a", "sub": "bot", "exp": int(time.time()) - 60}, secret, "HS256"
+    )
+    body = {"model": "auto", "messages": CHAT}
+    refused = [
+        httpx.post(gw.base_url + "/chat/completions", json=body, timeout=10),
+        post(gw, body, key="gw-not-a-key"),
+        post(gw, body, key=expired),
+        post(gw, body, headers={"authorization": "Basic abc"}),
+        post(gw, {"model": "auto", "input": "hi"}, key="gw-not-a-key", path="/responses"),
+    ]
+    assert [r.status_code for r in refused] == [401] * 5
+    assert post(gw, body, key=alice).status_code == 200
+    denied = post(gw, body, key=narrow)
+    assert denied.status_code == 403
+    assert post(gw, body, key=slow).status_code == 200
+    limited = post(gw, body, key=slow)
+    assert limited.status_code == 429
+    gw.server.__exit__()
+    ledger = {r["request_id"]: r for r in rows(url)}
+    assert not {r.headers["x-request-id"] for r in refused} & set(ledger)
+    assert sorted((r["principal"], r["status"]) for r in ledger.values()) == [
+        ("alice", 200),
+        ("narrow", 403),
+        ("slow", 200),
+        ("slow", 429),
+    ]
+    assert ledger[denied.headers["x-request-id"]]["outcome"] == "auth_error"
+    assert ledger[limited.headers["x-request-id"]]["outcome"] == "rate_limited"
+    for reason, count in (("missing", 1), ("invalid", 2), ("expired", 1), ("malformed", 1)):
+        assert gw.metric("gateway_auth_failures_total", reason=reason) == count, reason
+    assert gw.metric("gateway_requests_total", outcome="auth_error") == 6  # five 401s and the 403
 
 
 def test_a_store_that_is_down_costs_requests_nothing_and_drops_are_counted(make_gateway, tmp_path):

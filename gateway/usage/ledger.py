@@ -53,8 +53,11 @@ class Ledger:
         )
 
     def finish(self, record: RequestRecord, finished: float) -> None:
-        """A finished request: one row for each proxied API call, whatever its outcome."""
-        if record.api is not None:
+        """A finished request: one row for each proxied API call, whatever its outcome, except a refused
+        credential (401). That caller is nobody the ledger can bill, and a row each would let anyone
+        without a key fill the store (kept retention_days): those are counted by reason in the metrics
+        and sampled in the log instead. An authenticated caller's rejections (403, 429) keep their rows."""
+        if record.api is not None and record.auth_failure is None:
             self.writer.submit(from_request(record, finished))
 
     def start(self) -> None:
