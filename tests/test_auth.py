@@ -137,7 +137,7 @@ def _fragments(secret: str) -> set[str]:
     [
         # A key pasted where its digest belongs.
         (lambda key: _entry(digest=key), "line 3: keys[0] (alice).digest: expected 64 lowercase hexadecimal"),
-        # A digest line cut short: pydantic's message showed 48 of its characters.
+        # A digest line cut short: pydantic's message shows most of what is there.
         (lambda key: _entry(digest=digest(key)[:60]), "line 3: keys[0] (alice).digest: expected 64"),
         # A key pasted as a field of its own, or in place of a date or a limit.
         (lambda key: _entry(**{key: "1"}), "line 5: keys[0] (alice).(an unknown field): not a known field"),

@@ -126,8 +126,8 @@ def test_every_finished_request_is_one_row_and_a_clean_shutdown_writes_them_all(
 def test_a_refused_credential_is_counted_not_a_ledger_row_and_authenticated_rejections_keep_theirs(
     make_gateway, tmp_path
 ):
-    """401s (no key, a wrong key, a malformed header, a bad token) cost the ledger nothing: a client
-    without a key once filled it at 5,700 rows a second. A known caller's 403 and 429 are still rows."""
+    """401s (no key, a wrong key, a malformed header, a bad token) cost the ledger nothing: otherwise any
+    client without a key fills it, a row a request. A known caller's 403 and 429 are still rows."""
     import jwt
 
     secret = "0123456789abcdef0123456789abcdef-usage-401"
