@@ -111,7 +111,8 @@ class UsageWriter:
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout + 1)
-        if self._watchdog is not None:
+        if self._watchdog is not None and not self._thread.is_alive():
+            # A writer still waiting on its store keeps its watchdog, the one thing that can end the wait.
             self._watchdog.close()
         self.store.dispose()
 
