@@ -39,7 +39,7 @@ from gateway.routing.scorer_file import scorer_for
 from gateway.routing.state import BackendPool, SharedCount
 from gateway.server import serving_collections
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
-from gateway.telemetry.logs import configure_logging
+from gateway.telemetry.logs import AuthFailureLog, configure_logging
 from gateway.telemetry.metrics import Metrics
 from gateway.upstream import build_upstream
 from gateway.usage.ledger import Ledger
@@ -203,7 +203,8 @@ def create_app(
 def _usage_and_tracing(
     settings: Settings, metrics: Metrics
 ) -> tuple[Ledger | None, Tracer | None, tuple[Callable[[RequestRecord, float], None], ...]]:
-    """The usage ledger and the tracer (issue 19), and what the middleware runs when a request ends."""
+    """The usage ledger and the tracer (issue 19), and what the middleware runs when a request ends: the
+    sampled log line of a refused credential, the trace's end, the ledger's row."""
     ledger = None
     if settings.usage.enabled:
         ledger = Ledger(settings.usage, dropped=metrics.usage_dropped, written=metrics.usage_written)
@@ -217,7 +218,9 @@ def _usage_and_tracing(
                 "pip install 'diffusion-gateway[tracing]'"
             ) from None
         tracer = Tracer(settings.telemetry, settings.backends)
-    finishers: list[Callable[[RequestRecord, float], None]] = []
+    finishers: list[Callable[[RequestRecord, float], None]] = [
+        AuthFailureLog(settings.telemetry.auth_failure_logs_per_second).finish
+    ]
     if tracer is not None:
         finishers.append(tracer.finish)
     if ledger is not None:

@@ -93,7 +93,10 @@ class RequestContextMiddleware:
                 if not record.outcome:
                     record.outcome = _outcome(record.status)
                 self.metrics.observe(record, finished)
-                log_request(record, finished)
+                if record.auth_failure is None:
+                    # A refused credential's line is the sampled one (telemetry.logs.AuthFailureLog): one
+                    # line per request would let any client that sends garbage fill the log.
+                    log_request(record, finished)
                 for finish in self.finishers:
                     try:
                         finish(record, finished)

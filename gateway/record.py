@@ -118,3 +118,6 @@ class RequestRecord:
     backend_seconds: float = 0.0
     # The request's trace (gateway.telemetry.tracing.RequestTrace) when tracing is on, else None.
     trace: Any = None
+    # Why its credential was refused (a 401: AuthenticationFailed.reason), else None. Such a request gets
+    # no ledger row and no request log line of its own: it is counted by reason, its log line sampled.
+    auth_failure: str | None = None

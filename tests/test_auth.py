@@ -120,6 +120,72 @@ def test_broken_key_file_keeps_the_old_keys(tmp_path, caplog):
     assert store.lookup(key) is not None
 
 
+def _entry(**fields: str) -> str:
+    base = {"name": "alice", "digest": "0" * 64, "created": "2026-01-01T00:00:00Z", **fields}
+    return "keys:\n" + "".join(
+        f"  {'-' if i == 0 else ' '} {k}: {v}\n" for i, (k, v) in enumerate(base.items())
+    )
+
+
+def _fragments(secret: str) -> set[str]:
+    """Every run of 12 characters of ``secret``: no part of it may be shown."""
+    return {secret[i : i + 12] for i in range(len(secret) - 11)}
+
+
+@pytest.mark.parametrize(
+    ("make", "where"),
+    [
+        # A key pasted where its digest belongs.
+        (lambda key: _entry(digest=key), "line 3: keys[0] (alice).digest: expected 64 lowercase hexadecimal"),
+        # A digest line cut short: pydantic's message shows most of what is there.
+        (lambda key: _entry(digest=digest(key)[:60]), "line 3: keys[0] (alice).digest: expected 64"),
+        # A key pasted as a field of its own, or in place of a date or a limit.
+        (lambda key: _entry(**{key: "1"}), "line 5: keys[0] (alice).(an unknown field): not a known field"),
+        (
+            lambda key: _entry(created=key),
+            "line 4: keys[0] (alice).created: Input should be a valid datetime",
+        ),
+        (lambda key: _entry(limits=f"{{requests_per_minute: {key}}}"), "limits.requests_per_minute: Input"),
+        # A name that is not one is not shown either.
+        (lambda key: _entry(name=f"'{key}!'"), "line 2: keys[0].name: expected 1 to 64 letters"),
+        # Broken YAML: PyYAML's message quotes the line.
+        (
+            lambda key: f"keys:\n  - name: alice\n    digest: {key}\n   created: x: y\n",
+            "line 4, column 4: not",
+        ),
+        (lambda key: f"{key}\n", "the file: Input should be a valid dictionary"),
+    ],
+    ids=[
+        "key-as-digest",
+        "short-digest",
+        "key-as-field",
+        "key-as-date",
+        "key-as-limit",
+        "key-as-name",
+        "yaml",
+        "bare-key",
+    ],
+)
+def test_a_key_file_error_says_where_and_what_never_the_value(tmp_path, caplog, make, where):
+    path = tmp_path / "keys.yaml"
+    good = write_key(path, "bob")
+    store = KeyStore(path)
+    key = generate_key()
+    secrets = _fragments(key) | _fragments(digest(key))
+    path.write_text(make(key))
+    with pytest.raises(ValueError) as info:
+        KeyStore(path)  # at start-up: the message becomes the ConfigError the gateway stops with
+    message = str(info.value)
+    assert where in message, message
+    assert not [s for s in secrets if s in message], message
+    assert "input_value" not in message and "errors.pydantic.dev" not in message
+    os.utime(path, ns=(1, 1))
+    with caplog.at_level(logging.WARNING, logger="gateway"):
+        assert not store.reload_if_changed()  # while running: logged, the old keys kept
+    assert where in caplog.text and not [s for s in secrets if s in caplog.text]
+    assert store.lookup(good) is not None
+
+
 def test_lookup_is_by_digest_only(store, tmp_path):
     path = tmp_path / "keys.yaml"
     key = write_key(path, "alice")

@@ -117,6 +117,75 @@ async def test_rejected_tokens(idp, verifier, make, reason):
     assert info.value.reason == reason
 
 
+CENTURY = 36_525 * 86_400
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"exp": str(int(time.time()) + 300)},  # a numeric string: int() reads it
+        {"exp": 1e300},  # int(1e300) is in the future for ever
+        {"exp": float(int(time.time()) + 300)},  # a whole number, written with a fraction
+        {"exp": int(time.time()) + CENTURY + 86_400},  # an integer more than a century ahead
+        {"exp": 10**400},  # more than a century ahead, and past any float
+        {"nbf": str(int(time.time()) - 10)},
+        {"nbf": False},  # a boolean is no integer, though int(False) is 0
+        {"iat": True},
+        {"iat": time.time() - 10},
+    ],
+    ids=[
+        "exp-string",
+        "exp-1e300",
+        "exp-float",
+        "exp-beyond-a-century",
+        "exp-huge",
+        "nbf-string",
+        "nbf-bool",
+        "iat-bool",
+        "iat-float",
+    ],
+)
+async def test_numeric_dates_must_be_integers_within_a_century(idp, verifier, claims):
+    state, _ = idp
+    with pytest.raises(AuthenticationFailed) as info:
+        await verifier.verify(state.token(**claims))
+    assert info.value.reason == "invalid_claim" and info.value.message == "Invalid bearer token."
+
+
+def test_a_gateway_answers_a_string_exp_with_a_generic_401_counted_by_reason(make_gateway, tmp_path):
+    secret = "0123456789abcdef0123456789abcdef-numeric-dates"
+    gw = make_gateway(
+        auth={
+            "keys_file": str(tmp_path / "keys.yaml"),
+            "jwt": {"issuer": ISS, "audience": AUD, "algorithms": ["HS256"], "secret": secret},
+        }
+    )
+    token = jwt.encode({"iss": ISS, "aud": AUD, "sub": "bot", "exp": "99999999999"}, secret, "HS256")
+    r = httpx.post(
+        gw.base_url + "/chat/completions",
+        json={"model": "auto", "messages": [{"role": "user", "content": "hi"}]},
+        headers={"authorization": f"Bearer {token}"},
+    )
+    assert r.status_code == 401 and r.json()["error"]["message"] == "Invalid bearer token."
+    assert gw.metric("gateway_auth_failures_total", reason="invalid_claim") == 1
+    # Integers, the furthest just within a century: accepted.
+    now = int(time.time())
+    claims = {
+        "iss": ISS,
+        "aud": AUD,
+        "sub": "bot",
+        "exp": now + CENTURY - 86_400,
+        "nbf": now - 10,
+        "iat": now,
+    }
+    r = httpx.post(
+        gw.base_url + "/chat/completions",
+        json={"model": "auto", "messages": [{"role": "user", "content": "hi"}]},
+        headers={"authorization": f"Bearer {jwt.encode(claims, secret, 'HS256')}"},
+    )
+    assert r.status_code == 200
+
+
 @pytest.mark.parametrize("source", ["jwks", "public_key_file"])
 async def test_hs256_signed_with_the_public_key_is_refused(idp, verifier, tmp_path, source):
     # The classic key-confusion attack (RFC 8725 §2.1, CVE-2022-29217).

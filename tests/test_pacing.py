@@ -149,7 +149,9 @@ def test_pacing_budget_sources():
     assert pacing_budget("off", True, settings) is None  # the request decides
     assert pacing_budget("on", False, settings) == 1.5
     assert pacing_budget("750", None, settings) == 0.75
-    for bad in ("fast", "0.5", "-1", "4001", ""):
+    # "²" and "٣": digits to str.isdigit, and int() refuses the first and reads the second (a 500 and a
+    # budget from a non-ASCII header); "0" * 9 + "1": a number in range, in more digits than it needs.
+    for bad in ("fast", "0.5", "-1", "4001", "", "\u00b2", "\u0663", "1_0", "+7", "0" * 9 + "1"):
         with pytest.raises(InvalidRequest):
             pacing_budget(bad, None, settings)
     with pytest.raises(ValueError):

@@ -120,6 +120,112 @@ def test_auth_failures_by_reason(gateway):
     assert gateway.metric("gateway_auth_failures_total", reason="invalid") == 1
 
 
+def test_auth_failure_log_lines_are_sampled_per_reason_and_say_how_many_were_left_out():
+    from gateway.record import RequestRecord
+    from gateway.telemetry.logs import AuthFailureLog
+
+    now = [100.2]
+    sampler = AuthFailureLog(2, clock=lambda: now[0])
+    lines: list[dict[str, object]] = []
+
+    class Capture(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.fields)  # type: ignore[attr-defined]
+
+    def fail(reason: str | None, n: int = 1) -> None:
+        for _ in range(n):
+            record = RequestRecord(request_id="r", method="POST", path="/v1/chat/completions", started=0.0)
+            record.status, record.auth_failure = 401, reason
+            sampler.finish(record, 1.0)
+
+    handler = Capture()
+    auth = logging.getLogger("gateway.auth")
+    auth.addHandler(handler)
+    old_level = auth.level
+    auth.setLevel(logging.INFO)
+    try:
+        fail("invalid", 10)  # two lines in this second, eight left out
+        fail("expired", 3)  # another reason has its own two
+        fail(None, 5)  # an accepted credential: no line
+        fail("some-new-code")  # an unknown reason: counted as "other", as in the metric
+        now[0] = 101.0
+        fail("invalid")  # a new second: a line, saying how many the last one left out
+        fail("invalid", 2)
+    finally:
+        auth.removeHandler(handler)
+    assert [(line["reason"], line["suppressed"]) for line in lines] == [
+        ("invalid", 0),
+        ("invalid", 0),
+        ("expired", 0),
+        ("expired", 0),
+        ("other", 0),
+        ("invalid", 8),
+        ("invalid", 0),
+    ]
+    assert all(line["status"] == 401 and line["path"] == "/v1/chat/completions" for line in lines)
+    quiet = AuthFailureLog(0)  # 0: counted in the metrics only
+    lines.clear()
+    auth.addHandler(handler)
+    try:
+        record = RequestRecord(request_id="r", method="GET", path="/v1/models", started=0.0)
+        record.auth_failure = "invalid"
+        quiet.finish(record, 1.0)
+    finally:
+        auth.removeHandler(handler)
+        auth.setLevel(old_level)
+    assert lines == []
+
+
+def test_a_refused_credential_has_a_sampled_line_with_its_reason_and_no_request_line(make_gateway, caplog):
+    """Many 401s: every one counted, each reason logged, never a line per request, no token in any line,
+    and the client told only that its credential was refused."""
+    import time
+
+    import jwt
+
+    secret = "0123456789abcdef0123456789abcdef-sampled-401"
+    gw = make_gateway(
+        auth={
+            "keys_file": None,
+            "jwt": {"issuer": "i", "audience": "a", "algorithms": ["HS256"], "secret": secret},
+        },
+        telemetry={"auth_failure_logs_per_second": 1},
+    )
+    now = int(time.time())
+    tokens = {
+        "expired": jwt.encode({"iss": "i", "aud": "a", "sub": "x", "exp": now - 60}, secret, "HS256"),
+        "audience": jwt.encode({"iss": "i", "aud": "b", "sub": "x", "exp": now + 60}, secret, "HS256"),
+        "issuer": jwt.encode({"iss": "j", "aud": "a", "sub": "x", "exp": now + 60}, secret, "HS256"),
+        "signature": jwt.encode({"iss": "i", "aud": "a", "sub": "x", "exp": now + 60}, secret[::-1], "HS256"),
+        "missing_claim": jwt.encode({"iss": "i", "aud": "a", "exp": now + 60}, secret, "HS256"),
+    }
+    caplog.set_level(logging.INFO)
+    bodies = []
+    for _ in range(20):
+        for token in tokens.values():
+            r = post(gw, {"model": "auto", "messages": CHAT}, key=token)
+            assert r.status_code == 401
+            bodies.append(r.text)
+    for reason in tokens:
+        settle(gw, "gateway_auth_failures_total", 20, reason=reason)
+    lines = [
+        r.fields
+        for r in caplog.records
+        if r.name == "gateway.auth" and r.getMessage() == "authentication failed"
+    ]
+    assert {line["reason"] for line in lines} == set(tokens)
+    # One line a second for each reason: fewer than the 100 failures, unless every request took a second.
+    assert len(lines) < 100 and sum(int(line["suppressed"]) for line in lines) <= 100 - len(lines)
+    assert not [r for r in caplog.records if r.name == "gateway.request" and r.fields.get("status") == 401]
+    logged = "\n".join(f"{r.getMessage()} {getattr(r, 'fields', '')}" for r in caplog.records)
+    for token in tokens.values():
+        assert token not in logged and token.split(".")[2] not in logged
+    assert set(bodies) == {
+        '{"error":{"message":"Invalid bearer token.","type":"invalid_request_error","param":null,'
+        '"code":"invalid_api_key"}}'
+    }
+
+
 def test_backend_state_gauges(gateway):
     text = httpx.get(gateway.url + "/metrics").text
     assert 'gateway_backend_up{backend="diffusion"} 1.0' in text

@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from gateway.errors import (
+    AuthenticationFailed,
     ClientClosedRequest,
     GatewayError,
     InvalidRequest,
@@ -23,11 +24,14 @@ __all__ = ["error_response", "install_error_handlers", "note_error", "shown_path
 
 
 def note_error(request_scope: Scope, exc: GatewayError) -> None:
-    """Put an error's code (and a rate limit's outcome) on the request's record."""
+    """Put an error's code (and a rate limit's outcome, a refused credential's reason) on the request's
+    record."""
     state = request_scope.get("state")
     record = state.get("record") if isinstance(state, dict) else None
     if record is not None:
         record.error_code = exc.code
+        if isinstance(exc, AuthenticationFailed):
+            record.auth_failure = exc.reason
         if isinstance(exc, RateLimited):
             record.outcome = "rate_limited"
         elif isinstance(exc, ClientClosedRequest):

@@ -11,11 +11,13 @@ import asyncio
 import hashlib
 import logging
 import os
+import re
 import secrets
 import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -77,9 +79,12 @@ class KeyFile(BaseModel):
             return cls()
         try:
             data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"key file {path} is invalid: {_yaml_problem(exc)}") from None
+        try:
             return cls.model_validate(data)
-        except (yaml.YAMLError, ValidationError) as exc:
-            raise ValueError(f"key file {path} is invalid: {exc}") from None
+        except ValidationError as exc:
+            raise ValueError(f"key file {path} is invalid: {_problems(exc, data, text)}") from None
 
     def write(self, path: Path) -> None:
         """Atomically replace the file, readable by its owner only."""
@@ -97,6 +102,107 @@ class KeyFile(BaseModel):
 
     def active(self, name: str) -> KeyRecord | None:
         return next((k for k in self.keys if k.name == name and not k.revoked), None)
+
+
+# ---- what a broken key file is told: never a value from it -----------------------------------------------
+#
+# A key pasted where its digest belongs, or a digest cut short, must not reach a log line: pydantic's own
+# message shows the value (input_value=...), PyYAML's a snippet of the line. These say where (line, key
+# entry and its name, field) and what is expected instead.
+
+_EXPECTED = {
+    "digest": "64 lowercase hexadecimal characters, the SHA-256 of the key (`gateway keys create` writes it)",
+    "name": "1 to 64 letters, digits and _ . @ -, starting with a letter or digit",
+}
+# What an error's location may show of the file's own words: a field name (unknown ones too), no value.
+_FIELD_NAME = re.compile(r"^[a-z_]{1,32}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+_MAX_PROBLEMS = 5
+
+
+def _problems(exc: ValidationError, data: object, text: str) -> str:
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    found = [_problem(error, data, text) for error in errors[:_MAX_PROBLEMS]]
+    if len(errors) > _MAX_PROBLEMS:
+        found.append(f"and {len(errors) - _MAX_PROBLEMS} more")
+    return "; ".join(found)
+
+
+def _problem(error: Any, data: object, text: str) -> str:
+    loc: tuple[int | str, ...] = tuple(error["loc"])
+    where = _where(loc, data)
+    line = _line(text, loc)
+    field = loc[-1] if loc and isinstance(loc[-1], str) else None
+    if error["type"] == "extra_forbidden":
+        what = "not a known field here"
+    elif field in _EXPECTED and error["type"].startswith("string"):
+        what = f"expected {_EXPECTED[field]}"
+        if field == "digest" and _value(data, loc, str).startswith(KEY_PREFIX):
+            what += "; this looks like a key itself, which never belongs in the file"
+    else:
+        what = str(error["msg"])
+    return f"{f'line {line}: ' if line else ''}{where}: {what}"
+
+
+def _where(loc: tuple[int | str, ...], data: object) -> str:
+    """``keys[2] (bob).digest``: the entry's name only when it is a valid one, a field name only when it
+    looks like one (an unknown field's name may be anything pasted there)."""
+    parts: list[str] = []
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+            name = _value(data, (*loc[: i + 1], "name"), str)
+            if _NAME.match(name):
+                parts.append(f" ({name})")
+        else:
+            shown = part if _FIELD_NAME.match(part) else "(an unknown field)"
+            parts.append(f".{shown}" if parts else shown)
+    return "".join(parts) or "the file"
+
+
+def _value(data: object, loc: tuple[int | str, ...], kind: type[str]) -> str:
+    """The value at ``loc`` when it is a ``kind``, else ""."""
+    for part in loc:
+        if isinstance(part, int) and isinstance(data, list) and 0 <= part < len(data):
+            data = data[part]
+        elif isinstance(part, str) and isinstance(data, dict):
+            data = data.get(part)
+        else:
+            return ""
+    return data if isinstance(data, kind) else ""
+
+
+def _line(text: str, loc: tuple[int | str, ...]) -> int | None:
+    """The line (from 1) of the YAML node at ``loc``, or None."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        elif isinstance(node, yaml.MappingNode):
+            pair = next(((k, v) for k, v in node.value if k.value == part), None)
+            if pair is None:
+                break
+            line = pair[0].start_mark.line + 1
+            node = pair[1]
+            continue
+        else:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's problem and its place, without the snippet of the line its message quotes."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or "not valid YAML"
+    # A quoted part of a problem is text from the file (a tag, a character): left out.
+    problem = re.sub(r"'[^']*'|\"[^\"]*\"", "'...'", str(problem))[:100]
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return f"{where}not valid YAML ({problem})"
 
 
 class KeyStore:

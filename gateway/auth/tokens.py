@@ -3,7 +3,8 @@
 Trust model: the algorithms and the key come from configuration only. The token's header is read for
 ``kid`` and nothing else; ``jku``, ``x5u`` and an embedded ``jwk`` are never followed (RFC 8725 §3.10).
 ``exp``, ``iss``, ``aud`` and the principal claim are required, because PyJWT checks ``exp`` only when
-it is present.
+it is present; ``exp``, ``nbf`` and ``iat`` must be JSON integers no more than a century ahead, because
+PyJWT reads them through ``int()`` (a numeric string, 1e300 or a boolean would pass).
 
 JWKS keys are fetched with the async client, cached, refetched on an unknown ``kid`` at most once per
 ``jwks_min_refetch_seconds`` (CVE-2026-48524), and kept while the identity provider is down. When no key
@@ -31,6 +32,9 @@ __all__ = ["JWKSCache", "JWTVerifier", "looks_like_jwt"]
 log = logging.getLogger("gateway.auth")
 
 _INVALID = "Invalid bearer token."
+_NUMERIC_DATES = ("exp", "nbf", "iat")
+# The furthest ahead a numeric date may lie: a century (of Julian years), in seconds.
+_MAX_AHEAD = 36_525 * 86_400
 
 
 def looks_like_jwt(token: str) -> bool:
@@ -198,6 +202,7 @@ class JWTVerifier:
         except jwt.PyJWTError as exc:
             reason = next((r for cls, r in _REASONS if isinstance(exc, cls)), "invalid")
             raise AuthenticationFailed(_INVALID, reason=reason) from None
+        _numeric_dates(claims, time.time())
         name = claims.get(s.principal_claim)
         if not isinstance(name, str) or not name or len(name) > 256:
             raise AuthenticationFailed(_INVALID, reason="missing_claim")
@@ -205,6 +210,19 @@ class JWTVerifier:
         if tier is not None and not isinstance(tier, str):
             raise AuthenticationFailed(_INVALID, reason="malformed")
         return build_principal(name, "jwt", tier, self._tiers)
+
+
+def _numeric_dates(claims: dict[str, Any], now: float) -> None:
+    """``exp``, ``nbf`` and ``iat``, where present, as JSON integers at most a century ahead.
+
+    PyJWT compares ``int(value)``: it takes the string "9999999999", a float such as 1e300 (an ``exp``
+    that never comes) and a boolean. Its own checks have passed by now; this refuses what they let by."""
+    for claim in _NUMERIC_DATES:
+        value = claims.get(claim)
+        if value is None:
+            continue
+        if type(value) is not int or value > now + _MAX_AHEAD:  # type(): a bool is an int subclass
+            raise AuthenticationFailed(_INVALID, reason="invalid_claim")
 
 
 def _read_public_key(path: Any) -> bytes:

@@ -13,7 +13,7 @@ import orjson
 from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.config import CONFIG_ENV_VAR, ConfigError, load_settings
-from gateway.usage.query import GROUPS, UsageQuery, parse_since, summarize
+from gateway.usage.query import GROUPS, KINDS, UsageQuery, parse_since, summarize
 from gateway.usage.settings import UsageSettings, engine_url
 from gateway.usage.store import UsageStore
 
@@ -30,11 +30,19 @@ def register(sub: Any) -> None:
         "else $GATEWAY_USAGE__URL, else sqlite:///usage.db)",
     )
     p.add_argument("--key", help="one key name or JWT subject only")
+    p.add_argument("--kind", choices=KINDS, help="one kind of principal only (API keys, JWT subjects...)")
     p.add_argument("--since", default="7d", help="a duration (30m, 12h, 7d, 4w) or an ISO date (default 7d)")
     p.add_argument("--by", choices=GROUPS, default="key", help="group rows by (default key)")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
-    p.add_argument("--limit", type=int, default=1000, help="at most this many rows (default 1000)")
+    p.add_argument("--limit", type=_limit, default=1000, help="at most this many rows (default 1000)")
     p.set_defaults(func=_usage)
+
+
+def _limit(text: str) -> int:
+    """--limit: a positive integer (a negative LIMIT means none to SQLite and is an error to PostgreSQL)."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"an integer from 1 to 1000000, not {text[:20]!r}")
+    return int(text)
 
 
 def _usage(args: argparse.Namespace) -> int:
@@ -55,7 +63,10 @@ def _usage(args: argparse.Namespace) -> int:
         url = engine_url(load_settings(args.config).usage.url.get_secret_value())
     store = UsageStore(url)
     try:
-        rows = summarize(store, UsageQuery(since=since, by=args.by, principal=args.key, limit=args.limit))
+        query = UsageQuery(
+            since=since, by=args.by, principal=args.key, principal_kind=args.kind, limit=args.limit
+        )
+        rows = summarize(store, query)
     except SQLAlchemyError as exc:
         print(
             f"gateway: cannot read the usage ledger at {store.where}: {type(exc).__name__}", file=sys.stderr
@@ -75,6 +86,7 @@ def _usage(args: argparse.Namespace) -> int:
 def _columns(by: str) -> list[str]:
     return [
         by,
+        *(["kind"] if by == "key" else []),  # an API key and a JWT subject may share a name
         "requests",
         "errors",
         "fallbacks",

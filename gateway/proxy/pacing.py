@@ -134,7 +134,9 @@ def pacing_budget(header: str | None, default: bool | None, settings: PacingSett
     if value in ("on", "true", "yes"):
         return settings.budget
     limit = int(settings.max_budget * 1000)
-    if not value.isdigit() or not 1 <= int(value) <= limit:
+    # ASCII digits only: "²".isdigit() is true and int("²") raises (a header is read as Latin-1).
+    digits = value.isascii() and value.isdigit() and len(value) <= len(str(limit))
+    if not digits or not 1 <= int(value) <= limit:
         raise InvalidRequest(
             f"{PACING_HEADER} must be 'on', 'off' or a budget in milliseconds from 1 to {limit}.",
             code="invalid_header",

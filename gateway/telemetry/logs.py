@@ -11,15 +11,18 @@ import logging
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import TextIO
 
 import orjson
 
 from gateway.record import RequestRecord
+from gateway.telemetry.metrics import AUTH_REASONS, OTHER
 
-__all__ = ["JSONFormatter", "configure_logging", "log_request"]
+__all__ = ["AuthFailureLog", "JSONFormatter", "configure_logging", "log_request"]
 
 request_log = logging.getLogger("gateway.request")
+auth_log = logging.getLogger("gateway.auth")
 
 
 class JSONFormatter(logging.Formatter):
@@ -153,3 +156,45 @@ def _direct_handler() -> logging.StreamHandler[TextIO] | None:
     ):
         return None
     return handler
+
+
+class AuthFailureLog:
+    """The log line of a refused credential (401), sampled: at most ``per_second`` lines in each second for
+    each reason, the next line written saying how many were left out before it (``suppressed``). A request
+    finisher: it takes the place of the request's own log line, which the middleware leaves out for these.
+
+    The line holds the reason (a fixed code: expired, audience, signature, invalid...), the request id,
+    method and path; never the credential nor any part of it, and the client is told none of it (its 401
+    says only that the credential was refused)."""
+
+    def __init__(self, per_second: int, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._per_second = per_second
+        self._clock = clock
+        # reason -> [the second it counts, lines written in it, failures left out since the last line]
+        self._reasons: dict[str, list[int]] = {}
+
+    def finish(self, record: RequestRecord, finished: float) -> None:
+        reason = record.auth_failure
+        if reason is None:
+            return
+        reason = reason if reason in AUTH_REASONS else OTHER  # a bounded set, as the metric's label
+        second = int(self._clock())
+        state = self._reasons.get(reason)
+        if state is None:
+            state = self._reasons[reason] = [second, 0, 0]
+        elif state[0] != second:
+            state[0], state[1] = second, 0
+        if state[1] >= self._per_second:
+            state[2] += 1
+            return
+        state[1] += 1
+        suppressed, state[2] = state[2], 0
+        fields: dict[str, object] = {
+            "reason": reason,
+            "request_id": record.request_id,
+            "method": record.method,
+            "path": record.path,
+            "status": record.status,
+            "suppressed": suppressed,
+        }
+        auth_log.info("authentication failed", extra={"fields": fields})

@@ -43,6 +43,7 @@ AUTH_REASONS = frozenset(
         "audience",
         "issuer",
         "missing_claim",
+        "invalid_claim",
         "signature",
         "algorithm",
         "unknown_kid",
@@ -229,7 +230,7 @@ class Metrics:
         )
         self.usage_dropped = counter(
             "gateway_usage_records_dropped",
-            "Usage ledger rows dropped: queue_full (store slow or down), shutdown, refused.",
+            "Usage ledger rows dropped: queue_full (store slow or down), shutdown, refused, timeout.",
             ["reason"],
         )
         # The edge (issue 16): client connections, by listener (main, operator). Summed over live workers.

@@ -47,3 +47,7 @@ class TelemetrySettings(BaseModel):
     # How a key's principal is labelled in metrics: its name, a short hash of the name (names stay out
     # of the scrape), or only its tier.
     metrics_principal: Literal["name", "hash", "tier"] = "name"
+    # Refused credentials (401): at most this many log lines a second for each reason (expired, signature,
+    # invalid...), each saying how many were left out before it; 0: none. Every one is counted in
+    # gateway_auth_failures_total whatever this says.
+    auth_failure_logs_per_second: int = Field(5, ge=0, le=10_000)

@@ -17,8 +17,8 @@ from gateway.usage.writer import UsageWriter
 __all__ = ["DROP_REASONS", "Ledger"]
 
 # queue_full: the database was slow or down; shutdown: not written in time; refused: the database
-# rejected the rows themselves.
-DROP_REASONS = ("queue_full", "shutdown", "refused")
+# rejected the rows themselves; timeout: a write ran past usage.write_timeout.
+DROP_REASONS = ("queue_full", "shutdown", "refused", "timeout")
 
 
 def _none(count: int, reason: str) -> None:
@@ -32,7 +32,11 @@ class Ledger:
     def __init__(self, settings: UsageSettings, *, dropped: Any = None, written: Any = None) -> None:
         """``dropped`` (by reason) and ``written`` are Prometheus counters with one label."""
         self.settings = settings
-        self.store = UsageStore(settings.url.get_secret_value())
+        self.store = UsageStore(
+            settings.url.get_secret_value(),
+            connect_timeout=settings.connect_timeout,
+            write_timeout=settings.write_timeout,
+        )
         self._dropped = dropped
         self._written = written
         store = self.store.url.get_backend_name()
@@ -44,11 +48,16 @@ class Ledger:
             retention_days=settings.retention_days,
             on_dropped=(lambda n, reason: dropped.labels(reason).inc(n)) if dropped is not None else _none,
             on_written=(lambda n: written.labels(store).inc(n)) if written is not None else lambda n: None,
+            write_timeout=settings.write_timeout,
+            slow_write=settings.slow_write,
         )
 
     def finish(self, record: RequestRecord, finished: float) -> None:
-        """A finished request: one row for each proxied API call, whatever its outcome."""
-        if record.api is not None:
+        """A finished request: one row for each proxied API call, whatever its outcome, except a refused
+        credential (401). That caller is nobody the ledger can bill, and a row each would let anyone
+        without a key fill the store (kept retention_days): those are counted by reason in the metrics
+        and sampled in the log instead. An authenticated caller's rejections (403, 429) keep their rows."""
+        if record.api is not None and record.auth_failure is None:
             self.writer.submit(from_request(record, finished))
 
     def start(self) -> None:

@@ -1,4 +1,8 @@
-"""Reading the ledger: totals grouped by day, key, backend or model, since a point in time."""
+"""Reading the ledger: totals grouped by day, key, backend or model, since a point in time.
+
+By key, a row is one principal of one kind: an API key and a JWT subject of the same name are two rows
+(``kind``: key, jwt, anonymous; None for a request that never authenticated), never one sum.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +16,12 @@ from sqlalchemy import case, func, select
 from gateway.usage.schema import usage_records
 from gateway.usage.store import UsageStore
 
-__all__ = ["GROUPS", "Group", "UsageQuery", "parse_since", "summarize"]
+__all__ = ["GROUPS", "KINDS", "Group", "Kind", "UsageQuery", "parse_since", "summarize"]
 
 Group = Literal["day", "key", "backend", "model", "api", "tier"]
 GROUPS: tuple[str, ...] = get_args(Group)
+Kind = Literal["key", "jwt", "anonymous"]
+KINDS: tuple[str, ...] = get_args(Kind)
 
 _COLUMN = {
     "day": usage_records.c.day,
@@ -25,7 +31,8 @@ _COLUMN = {
     "api": usage_records.c.api,
     "tier": usage_records.c.tier,
 }
-_DURATION = re.compile(r"^(\d{1,6})([smhdw])$")
+# ASCII digits: \d would take any script's digits, which int() reads as numbers too.
+_DURATION = re.compile(r"^([0-9]{1,6})([smhdw])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 MAX_SINCE_DAYS = 3660
 
@@ -68,10 +75,12 @@ def summarize(store: UsageStore, q: UsageQuery) -> list[dict[str, Any]]:
     store.migrate()
     t = usage_records.c
     group = _COLUMN[q.by].label(q.by)
+    # By key: the principal's kind is part of the group (a key and a JWT subject may share a name).
+    groups = [group, t.principal_kind.label("kind")] if q.by == "key" else [group]
     backend_seconds = func.sum(t.backend_seconds).label("backend_seconds")
     stmt = (
         select(
-            group,
+            *groups,
             func.count().label("requests"),
             func.sum(case((t.outcome == "ok", 0), else_=1)).label("errors"),
             func.sum(case((t.fallback.is_(None), 0), else_=1)).label("fallbacks"),
@@ -83,14 +92,14 @@ def summarize(store: UsageStore, q: UsageQuery) -> list[dict[str, Any]]:
             func.avg(t.canvas_fill).label("avg_canvas_fill"),
         )
         .where(t.ts >= q.since)
-        .group_by(group)
+        .group_by(*groups)
         .limit(q.limit)
     )
     if q.principal is not None:
         stmt = stmt.where(t.principal == q.principal)
     if q.principal_kind is not None:
         stmt = stmt.where(t.principal_kind == q.principal_kind)
-    stmt = stmt.order_by(group) if q.by == "day" else stmt.order_by(backend_seconds.desc(), group)
+    stmt = stmt.order_by(group) if q.by == "day" else stmt.order_by(backend_seconds.desc(), *groups)
     with store.engine.connect() as conn:
         rows = conn.execute(stmt).mappings().all()
     return [_clean(dict(row)) for row in rows]

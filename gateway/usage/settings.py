@@ -46,6 +46,14 @@ class UsageSettings(BaseModel):
     flush_interval: float = Field(1.0, gt=0, le=60)
     # Seconds a clean shutdown may spend writing what is still queued.
     shutdown_timeout: float = Field(10.0, gt=0, le=600)
+    # Seconds to open a connection to PostgreSQL (SQLite: to wait for another process's write lock).
+    connect_timeout: float = Field(5.0, gt=0, le=120)
+    # Seconds one write of a batch may take: PostgreSQL's statement and lock timeout for the ledger's
+    # writes; a server that does not answer at all has the ledger's connections closed after twice this.
+    # Either way the batch is dropped and counted (reason timeout), and a warning names its size.
+    write_timeout: float = Field(10.0, gt=0, le=600)
+    # Seconds after which a write still running is logged as slow (a warning with the batch size).
+    slow_write: float = Field(2.0, gt=0, le=600)
 
     @field_validator("url")
     @classmethod
