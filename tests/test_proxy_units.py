@@ -11,7 +11,7 @@ import pytest
 from gateway.errors import InvalidRequest
 from gateway.proxy.body import parse_request, upstream_body
 from gateway.proxy.dialects import MARKERS, answer_of_events
-from gateway.proxy.headers import client_response_headers, upstream_request_headers, valid_request_id
+from gateway.proxy.headers import client_request_id, client_response_headers, upstream_request_headers
 from gateway.proxy.sse import EventSplitter, events_of, inspect_event
 from gateway.upstream.settings import BackendSettings
 
@@ -94,14 +94,17 @@ def test_response_headers_drop_framing_and_hop_by_hop():
         ("abc-123", True),
         ("a", True),
         ("a" * 128, True),
+        ("{trace 7}", True),  # printable ASCII, spaces included
         ("a" * 129, False),
-        ("x y", False),
+        ("x\ty", False),
+        ("x\ny", False),
         ("é", False),
         ("", False),
+        (None, False),
     ],
 )
-def test_request_id_validation(value, ok):
-    assert valid_request_id(value) is ok
+def test_a_client_request_id_is_kept_only_when_short_and_printable(value, ok):
+    assert client_request_id(value) == (value if ok else None)
 
 
 def parse(body: bytes | str, endpoint="chat", **kw):

@@ -15,9 +15,9 @@ from gateway.upstream.settings import BackendSettings
 __all__ = [
     "FORWARDED",
     "REQUEST_ID_HEADER",
+    "client_request_id",
     "client_response_headers",
     "upstream_request_headers",
-    "valid_request_id",
 ]
 
 REQUEST_ID_HEADER = "x-request-id"
@@ -89,10 +89,14 @@ def client_response_headers(upstream_headers: Iterable[tuple[str, str]]) -> list
     return [(k, v) for k, v in items if k.lower() not in drop and k.lower() != REQUEST_ID_HEADER]
 
 
-def valid_request_id(value: str | None) -> bool:
-    """A client-sent request id is kept only when it is short and plainly printable (it reaches logs)."""
-    return (
-        value is not None
-        and 0 < len(value) <= 128
-        and all(c.isascii() and (c.isalnum() or c in "-_.:/=+") for c in value)
-    )
+# The longest client-sent request id the gateway keeps (it reaches logs and traces).
+MAX_CLIENT_REQUEST_ID = 128
+
+
+def client_request_id(value: str | None) -> str | None:
+    """A client's own ``x-request-id``, kept beside the gateway's id when it is at most 128 printable ASCII
+    characters, else dropped (None). Never the request's id: a client could otherwise pick another
+    tenant's id and have its requests logged, traced and billed under it."""
+    if value is None or not 0 < len(value) <= MAX_CLIENT_REQUEST_ID:
+        return None
+    return value if value.isascii() and value.isprintable() else None
