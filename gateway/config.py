@@ -67,6 +67,10 @@ class ServerSettings(_Section):
     port: int = Field(8080, ge=0, le=65535)
     # uvicorn has no body limit of its own (docs/security.md): requests above this get 413.
     max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    # Objects and arrays nested deeper than this in a request body get 400 (json_too_deep). At most 128:
+    # the gateway writes the body back out, wrapped a few levels more in logs and traces, and orjson
+    # writes no more than 255 levels.
+    max_json_depth: int = Field(64, ge=8, le=128)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # Bounds on what one request may ask a backend for (docs/security.md: bound n and max_tokens).
     max_n: int = Field(8, ge=1, le=128)
