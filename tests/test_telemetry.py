@@ -121,7 +121,7 @@ def test_auth_failures_by_reason(gateway):
 
 
 def test_backend_state_gauges(gateway):
-    text = httpx.get(gateway.url + "/metrics").text
+    text = gateway.scrape()
     assert 'gateway_backend_up{backend="diffusion"} 1.0' in text
     assert 'gateway_backend_in_flight{backend="autoregressive"} 0.0' in text
     assert 'gateway_backend_breaker_open{backend="diffusion"} 0.0' in text
@@ -152,7 +152,7 @@ def test_bogus_models_keys_and_routes_do_not_grow_the_series(gateway):
     assert wait_for(lambda: gateway.metric("gateway_requests_total") >= 5 * 31)
     after = series(gateway)
     assert after == before
-    text = httpx.get(gateway.url + "/metrics").text
+    text = gateway.scrape()
     assert "bogus-" not in text and "gw-" not in text
 
 
