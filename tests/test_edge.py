@@ -568,7 +568,7 @@ def test_an_abandoned_stream_is_499_disconnected_with_the_tokens_relayed(
         assert sample_sum(registry, "gateway_requests_total", outcome="ok") == 0
         tokens = sample_sum(registry, "gateway_tokens_total", type="completion")
     lines = [getattr(r, "fields", {}) for r in caplog.records if r.name == "gateway.request"]
-    line = next(f for f in lines if f.get("request_id") == "abandon-1")
+    line = next(f for f in lines if f.get("client_request_id") == "abandon-1")
     assert line["status"] == 499 and line["outcome"] == "disconnected"
     assert line["usage_estimated"] is True
     # At least the three tokens read, and fewer than the 60 asked for (the stream was cut early).
