@@ -70,8 +70,8 @@ _MEDIA_KEYS = ("input_audio", "audio_url", "audio_embeds", "prompt_embeds", "fil
 def content_kind(content: Any) -> str | None:
     """``"image"`` when ``content`` (a message's content, any part or item, at any depth) holds an image
     or a video, else ``"media"`` when it holds any other part that is not text (audio, a file, embeddings,
-    a kind this gateway does not know), else None. The diffusion engine has crashed on images (vLLM
-    #56712) and serves text only: anything that is not known to be text counts."""
+    a kind this gateway does not know), else None. The diffusion engine has crashed on images and serves
+    text only: anything that is not known to be text counts."""
     found: str | None = None
     pending = [content]
     while pending:  # a stack, not recursion: the body's depth is bounded, but need not cost frames
@@ -104,8 +104,8 @@ def _part_kind(part: dict[str, Any]) -> str | None:
 
 
 def asks_logprobs(view: dict[str, Any], endpoint: str) -> bool:
-    """Whether the request asks for log probabilities (the diffusion engine has crashed on them, vLLM
-    #45689): on completions ``logprobs`` is a count and 0 asks for the chosen token's, on chat it is a
+    """Whether the request asks for log probabilities (the diffusion engine has crashed on them): on
+    completions ``logprobs`` is a count and 0 asks for the chosen token's, on chat it is a
     flag; ``top_logprobs`` and vLLM's ``prompt_logprobs`` ask too, and a Responses ``include`` of
     ``message.output_text.logprobs`` reaches the view as chat's flag."""
     asked = view.get("logprobs")

@@ -139,8 +139,8 @@ def parse_request(
 def _deeper_than(payload: dict[str, Any], limit: int) -> bool:
     """Whether ``payload`` nests more than ``limit`` objects and arrays deep (the top level is 1).
 
-    Level by level, without recursion: the walk visits each object and array once (about as long as
-    orjson took to read them), and stops at the first level past the limit.
+    Level by level, without recursion: the walk visits each object and array once, linear in the body
+    as orjson's own read is, and stops at the first level past the limit.
     """
     level: list[Any] = [payload]
     for _ in range(limit):
