@@ -22,9 +22,11 @@ could not be imported from here without an import upward (pyproject.toml, ``[too
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -67,6 +69,10 @@ class ServerSettings(_Section):
     port: int = Field(8080, ge=0, le=65535)
     # uvicorn has no body limit of its own (docs/security.md): requests above this get 413.
     max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    # Objects and arrays nested deeper than this in a request body get 400 (json_too_deep). At most 128:
+    # the gateway writes the body back out, wrapped a few levels more in logs and traces, and orjson
+    # writes no more than 255 levels.
+    max_json_depth: int = Field(64, ge=8, le=128)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # Bounds on what one request may ask a backend for (docs/security.md: bound n and max_tokens).
     max_n: int = Field(8, ge=1, le=128)
@@ -155,6 +161,10 @@ class Settings(BaseSettings):
                 raise ValueError(f"routing.aliases.{alias}: no backend named {target!r}")
             if alias in seen_names or alias in seen_models or alias == "auto":
                 raise ValueError(f"routing.aliases.{alias}: the alias hides a backend name or model id")
+        if self.state.redis_url is not None:
+            problem = redis_url_problem(self.state.redis_url.get_secret_value())
+            if problem is not None:
+                raise ValueError(f"state.redis_url: {problem}")
         return self
 
     def backend(self, name: str) -> BackendSettings:
@@ -276,6 +286,38 @@ def _apply_backend_env(backends: list[Any], environ: Mapping[str, str]) -> None:
         target[parts[-1].lower()] = value
 
 
+_REDIS_FORM = "redis://[:PASSWORD@]HOST:PORT/DB or rediss://..."
+
+
+def redis_url_problem(url: str) -> str | None:
+    """What is wrong with a ``state.redis_url``, or None. Checked at load, because the Redis client and the
+    limits library only read it when the app is built, and raised a traceback there. The words never
+    repeat the URL: it may hold a password."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:  # a bad port or IPv6 literal: the URL cannot be read
+        return f"not a URL, or its port is not a number from 1 to 65535 ({_REDIS_FORM})"
+    if parts.scheme not in ("redis", "rediss"):
+        return f"the scheme must be redis or rediss ({_REDIS_FORM})"
+    if not parts.hostname or not port:  # the limits library needs both written out
+        return f"needs a host and a port ({_REDIS_FORM})"
+    if parts.path not in ("", "/") and not parts.path[1:].isdigit():
+        return f"the database must be a number ({_REDIS_FORM})"
+    from redis.connection import parse_url  # the client's own reading, query options included
+
+    try:
+        parse_url(url)  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
+    except ValueError:
+        return f"the Redis client cannot read its options ({_REDIS_FORM})"
+    return None
+
+
+# A model-level check names its field at the start of its message ("state.redis_url: ..."): printed as
+# that field's error, not as one of the top level.
+_NAMED = re.compile(r"^[a-z_]+(?:\.[\w-]+)+: ")
+
+
 def _format_errors(exc: ValidationError, data_backends: list[str]) -> str:
     lines = []
     for error in exc.errors():
@@ -285,7 +327,7 @@ def _format_errors(exc: ValidationError, data_backends: list[str]) -> str:
             loc[1] = data_backends[idx] if idx < len(data_backends) else idx
         where = ".".join(str(p) for p in loc) or "(top level)"
         message = error["msg"].removeprefix("Value error, ")
-        lines.append(f"  {where}: {message}")
+        lines.append(f"  {message}" if not loc and _NAMED.match(message) else f"  {where}: {message}")
     return "invalid configuration:\n" + "\n".join(lines)
 
 

@@ -1,5 +1,9 @@
 """Request context: a request id on every response, and one record per request reported at its end.
 
+The request id is always the gateway's own (random); a client's ``x-request-id`` is kept apart, as
+``client_request_id`` in the log line and the trace, so that no client can choose the id another
+tenant's request is known by.
+
 A pure ASGI middleware rather than ``BaseHTTPMiddleware``, which would buffer and delay streams.
 """
 
@@ -14,7 +18,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.errors import GatewayError, error_response
-from gateway.proxy.headers import REQUEST_ID_HEADER, valid_request_id
+from gateway.proxy.headers import REQUEST_ID_HEADER, client_request_id
 from gateway.record import RequestRecord
 from gateway.telemetry.logs import log_request
 from gateway.telemetry.metrics import Metrics
@@ -51,10 +55,13 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        sent_id = Headers(scope=scope).get(REQUEST_ID_HEADER)
-        request_id = sent_id if sent_id is not None and valid_request_id(sent_id) else os.urandom(16).hex()
+        request_id = os.urandom(16).hex()
         record = RequestRecord(
-            request_id=request_id, method=scope["method"], path=scope["path"], started=self.clock()
+            request_id=request_id,
+            method=scope["method"],
+            path=scope["path"],
+            started=self.clock(),
+            client_request_id=client_request_id(Headers(scope=scope).get(REQUEST_ID_HEADER)),
         )
         scope.setdefault("state", {})["record"] = record
         id_header = (REQUEST_ID_HEADER.encode(), request_id.encode())
@@ -74,7 +81,10 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send_with_id)
         except Exception as exc:
             # The last line of defence: an envelope with the request id, never a stack trace to the client.
-            log.error("unhandled error", exc_info=exc, extra={"fields": {"request_id": request_id}})
+            ids = {"request_id": request_id}
+            if record.client_request_id is not None:
+                ids["client_request_id"] = record.client_request_id
+            log.error("unhandled error", exc_info=exc, extra={"fields": ids})
             record.outcome = "server_error"
             if started:
                 raise  # mid-response: all that is left is to close the connection

@@ -71,11 +71,15 @@ class DiffusionRun:
 
 @dataclass(slots=True)
 class RequestRecord:
+    # The gateway's own id (random): the response's x-request-id and the one sent to the backend.
     request_id: str
     method: str
     # The route path, never the query string (a key pasted into a URL must not reach a log).
     path: str
     started: float
+    # The client's x-request-id, when it was at most 128 printable ASCII characters: logged and traced
+    # beside the gateway's id, never in its place.
+    client_request_id: str | None = None
     principal: str | None = None
     # The principal as a metric label: a key name, "jwt" or "jwt:<tier>", "anonymous" (bounded values).
     principal_label: str | None = None

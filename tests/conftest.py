@@ -5,13 +5,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
 from gateway.app import create_app
 from gateway.simulator import SimulatorSettings, create_simulator
 from gateway.simulator.state import SimulatorState
-from tests.support import ServerThread, gateway_settings, write_key
+from tests.support import METRICS_AUTH, ServerThread, gateway_settings, write_key
 
 
 @pytest.fixture(autouse=True)
@@ -66,6 +67,12 @@ class Gateway:
     def metric(self, name: str, **labels: str) -> float:
         """The sum of every sample of ``name`` whose labels include ``labels``."""
         return sample_sum(self.registry, name, **labels)
+
+    def scrape(self) -> str:
+        """GET /metrics as a scraper does it: with the token the main listener asks for."""
+        response = httpx.get(self.url + "/metrics", headers=METRICS_AUTH, timeout=10)
+        assert response.status_code == 200, response.text
+        return response.text
 
 
 def sample_sum(registry: CollectorRegistry, name: str, **labels: str) -> float:

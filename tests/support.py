@@ -20,6 +20,10 @@ from gateway.server import bind, uvicorn_config
 DIFFUSION_MODEL = "nvidia/diffusiongemma-26B-A4B-it-NVFP4"
 AR_MODEL = "google/gemma-4-26B-A4B-it"
 SIM_HEADERS = ("x-sim-fault", "x-sim-fault-diffusion", "x-sim-fault-autoregressive")
+# The test gateways serve /metrics on their one (main) listener behind this token: without one it is not
+# served there at all.
+METRICS_TOKEN = "test-metrics-token-0123456789"
+METRICS_AUTH = {"authorization": f"Bearer {METRICS_TOKEN}"}
 
 
 class ServerThread:
@@ -104,6 +108,7 @@ def gateway_settings(
     extra = backend_extra or {}
     # The simulators' fault injection header reaches them only when forwarded (edge.forward_headers).
     kw.setdefault("edge", {"forward_headers": list(SIM_HEADERS)})
+    kw["telemetry"] = {"metrics_token": METRICS_TOKEN, **kw.get("telemetry", {})}
     return Settings(
         backends=[
             {

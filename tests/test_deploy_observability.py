@@ -14,7 +14,7 @@ import httpx
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support import AR_MODEL, system_binary, wait_for
+from tests.support import AR_MODEL, METRICS_TOKEN, system_binary, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -135,7 +135,7 @@ def test_every_series_the_dashboard_and_alerts_query_exists(make_gateway):
     assert "gateway_usage_records_dropped_total" in wanted
 
     def present() -> set[str]:
-        text = httpx.get(gw.url + "/metrics").text
+        text = gw.scrape()
         return {s.name for f in text_string_to_metric_families(text) for s in f.samples}
 
     # The backends' own metrics arrive with the next scrapes (every routing.health_interval).
@@ -156,7 +156,11 @@ def test_a_real_prometheus_sees_the_sampler_and_entropy_bound_per_request(make_g
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
         "rule_files": [str(DEPLOY / "prometheus" / "alerts.yml")],
         "scrape_configs": [
-            {"job_name": "gateway", "static_configs": [{"targets": [f"127.0.0.1:{gw.server.port}"]}]}
+            {
+                "job_name": "gateway",
+                "authorization": {"credentials": METRICS_TOKEN},  # the main listener asks for it
+                "static_configs": [{"targets": [f"127.0.0.1:{gw.server.port}"]}],
+            }
         ],
     }
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 import httpx
@@ -188,13 +189,27 @@ def test_backend_rejection_passes_through_as_bad_request(gateway):
     assert info.value.response.headers["x-gateway-backend"] == "diffusion"
 
 
-def test_client_request_id_is_echoed(gateway):
+def test_the_request_id_is_the_gateways_and_the_clients_is_kept_apart(gateway, ar_sim, caplog):
+    """A client that sends another tenant's request id gets the gateway's own id back, and that id is
+    what the backend, the log line and the trace see; the client's id is logged as client_request_id."""
+    caplog.set_level(logging.INFO, logger="gateway.request")
     r = httpx.post(
         gateway.base_url + "/chat/completions",
-        json={"model": "auto", "messages": HELLO},
-        headers={"authorization": f"Bearer {gateway.key}", "x-request-id": "trace-123"},
+        json={"model": AR_MODEL, "messages": HELLO},
+        headers={"authorization": f"Bearer {gateway.key}", "x-request-id": "someone-elses-id"},
     )
-    assert r.headers["x-request-id"] == "trace-123"
-    bad = httpx.get(gateway.url + "/healthz", headers={"x-request-id": "bad id\twith junk"})
-    # An invalid id is replaced by one of the gateway's own (32 hex digits), not echoed or patched up.
-    assert re.fullmatch(r"[0-9a-f]{32}", bad.headers["x-request-id"])
+    assert r.status_code == 200
+    ours = r.headers["x-request-id"]
+    assert re.fullmatch(r"[0-9a-f]{32}", ours) and r.headers.get_list("x-request-id") == [ours]
+    assert ar_sim.state.last_headers["x-request-id"] == ours
+
+    def line() -> dict | None:
+        lines = [getattr(rec, "fields", {}) for rec in caplog.records if rec.name == "gateway.request"]
+        return next((f for f in lines if f.get("request_id") == ours), None)
+
+    assert wait_for(lambda: line() is not None)
+    assert line()["client_request_id"] == "someone-elses-id"
+    # An id that is too long or not printable ASCII is dropped, not patched up.
+    for bad in ("x" * 129, "bad id\twith junk"):
+        other = httpx.get(gateway.url + "/healthz", headers={"x-request-id": bad})
+        assert re.fullmatch(r"[0-9a-f]{32}", other.headers["x-request-id"])

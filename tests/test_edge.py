@@ -582,7 +582,7 @@ def test_metrics_only_on_the_operator_listener(tmp_path, diffusion_sim, ar_sim):
 def test_key_names_can_be_hashed_in_metrics(make_gateway):
     gw = make_gateway(telemetry={"metrics_principal": "hash"})
     assert _post(gw.url, gw.key, orjson.dumps(CHAT)).status_code == 200
-    text = httpx.get(gw.url + "/metrics", timeout=5).text
+    text = gw.scrape()
     assert 'principal="alice"' not in text
     assert 'principal="key-' in text
 
@@ -667,7 +667,7 @@ def test_an_abandoned_stream_is_499_disconnected_with_the_tokens_relayed(
         assert sample_sum(registry, "gateway_requests_total", outcome="ok") == 0
         tokens = sample_sum(registry, "gateway_tokens_total", type="completion")
     lines = [getattr(r, "fields", {}) for r in caplog.records if r.name == "gateway.request"]
-    line = next(f for f in lines if f.get("request_id") == "abandon-1")
+    line = next(f for f in lines if f.get("client_request_id") == "abandon-1")
     assert line["status"] == 499 and line["outcome"] == "disconnected"
     assert line["usage_estimated"] is True
     # At least the three tokens read, and fewer than the 60 asked for (the stream was cut early).

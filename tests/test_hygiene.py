@@ -75,7 +75,7 @@ def test_no_secret_in_logs_metrics_or_errors(make_gateway, capture_all_logs, tmp
     assert wait_for(
         lambda: gw.metric("gateway_requests_total", backend="none", outcome="auth_error", stream="false") > 0
     )
-    metrics = httpx.get(gw.url + "/metrics").text + httpx.get(gw.url + "/readyz").text
+    metrics = gw.scrape() + httpx.get(gw.url + "/readyz").text
     # Everything the gateway's thread logged (gateway, uvicorn, its upstream and IdP clients), at DEBUG; the
     # test's own client logs its URLs (query string included) from the main thread and is left out.
     main = threading.main_thread().ident

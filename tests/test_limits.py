@@ -24,7 +24,7 @@ from prometheus_client.mmap_dict import MmapedDict
 
 from gateway.proxy.cost import estimate_prompt_tokens
 from tests.redis_support import RedisServer, free_port
-from tests.support import AR_MODEL, DIFFUSION_MODEL, SIM_HEADERS, wait_for, write_key
+from tests.support import AR_MODEL, DIFFUSION_MODEL, METRICS_TOKEN, SIM_HEADERS, wait_for, write_key
 
 CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
 # What the gateway reserves for CHAT's prompt; the simulator counts it as 11 tokens.
@@ -259,7 +259,12 @@ def test_workers_share_limits_and_report_one_set_of_metrics(tmp_path, redis, dif
     metrics_dir.mkdir()
     limit = 300
     config = write_config(
-        tmp_path, diffusion_sim, ar_sim, state={"redis_url": redis.url}, limits={"requests_per_minute": limit}
+        tmp_path,
+        diffusion_sim,
+        ar_sim,
+        state={"redis_url": redis.url},
+        limits={"requests_per_minute": limit},
+        telemetry={"metrics_token": METRICS_TOKEN},
     )
     gw = GatewayProcess(config, workers=2, env={"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)})
 
@@ -284,7 +289,7 @@ def test_workers_share_limits_and_report_one_set_of_metrics(tmp_path, redis, dif
             statuses.append(chat(gw.url, key).status_code)
         per_worker = served_per_worker()
         rejected = chat(gw.url, key)
-        text = httpx.get(gw.url + "/metrics").text
+        text = httpx.get(gw.url + "/metrics", headers={"authorization": f"Bearer {METRICS_TOKEN}"}).text
     finally:
         gw.stop()
     assert len(per_worker) == 2 and all(per_worker)  # both workers served some of them

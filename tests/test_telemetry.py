@@ -227,7 +227,7 @@ def test_a_refused_credential_has_a_sampled_line_with_its_reason_and_no_request_
 
 
 def test_backend_state_gauges(gateway):
-    text = httpx.get(gateway.url + "/metrics").text
+    text = gateway.scrape()
     assert 'gateway_backend_up{backend="diffusion"} 1.0' in text
     assert 'gateway_backend_in_flight{backend="autoregressive"} 0.0' in text
     assert 'gateway_backend_breaker_open{backend="diffusion"} 0.0' in text
@@ -258,7 +258,7 @@ def test_bogus_models_keys_and_routes_do_not_grow_the_series(gateway):
     assert wait_for(lambda: gateway.metric("gateway_requests_total") >= 5 * 31)
     after = series(gateway)
     assert after == before
-    text = httpx.get(gateway.url + "/metrics").text
+    text = gateway.scrape()
     assert "bogus-" not in text and "gw-" not in text
 
 
@@ -271,8 +271,8 @@ def test_request_log_line(make_gateway, caplog):
     gw = make_gateway()
     r = post(gw, {"model": "auto", "messages": CHAT}, {"x-request-id": "log-1"})
     usage = r.json()["usage"]
-    assert wait_for(lambda: any(f.get("request_id") == "log-1" for f in request_lines(caplog)))
-    line = next(f for f in request_lines(caplog) if f.get("request_id") == "log-1")
+    assert wait_for(lambda: any(f.get("client_request_id") == "log-1" for f in request_lines(caplog)))
+    line = next(f for f in request_lines(caplog) if f.get("client_request_id") == "log-1")
     assert line["principal"] == "alice" and line["backend"] == "diffusion"
     assert [r.partition("=")[0] for r in line["route"]] == ["default:score"] and 0 <= line[
         "route_score"
@@ -289,8 +289,8 @@ def test_request_log_line(make_gateway, caplog):
         {"model": "auto", "messages": CHAT},
         {"x-sim-fault-diffusion": "status=503", "x-request-id": "log-2"},
     )
-    assert wait_for(lambda: any(f.get("request_id") == "log-2" for f in request_lines(caplog)))
-    line = next(f for f in request_lines(caplog) if f.get("request_id") == "log-2")
+    assert wait_for(lambda: any(f.get("client_request_id") == "log-2" for f in request_lines(caplog)))
+    line = next(f for f in request_lines(caplog) if f.get("client_request_id") == "log-2")
     assert line["fallback"] == ["diffusion>autoregressive:status_503"] and line["backend"] == "autoregressive"
     assert "sampler" not in line
 
@@ -303,8 +303,8 @@ def test_content_is_logged_only_when_enabled(make_gateway, caplog, stream):
         gw, {"model": AR_MODEL, "messages": CHAT, "stream": stream, "max_tokens": 5}, {"x-request-id": "c-1"}
     )
     assert r.status_code == 200
-    assert wait_for(lambda: any(f.get("request_id") == "c-1" for f in request_lines(caplog)))
-    line = next(f for f in request_lines(caplog) if f.get("request_id") == "c-1")
+    assert wait_for(lambda: any(f.get("client_request_id") == "c-1" for f in request_lines(caplog)))
+    line = next(f for f in request_lines(caplog) if f.get("client_request_id") == "c-1")
     assert "weekend" in line["content"]["prompt"]
     assert line["content"]["completion"]
 

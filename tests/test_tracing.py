@@ -66,11 +66,15 @@ def test_a_fallback_is_one_trace_with_a_span_per_attempt_and_the_backend_joins_i
 ):
     gw = traced(make_gateway, receiver)
     response = post(
-        gw, {"model": "auto", "messages": CHAT, "max_tokens": 50}, {"x-sim-fault-diffusion": "status=500"}
+        gw,
+        {"model": "auto", "messages": CHAT, "max_tokens": 50},
+        {"x-sim-fault-diffusion": "status=500", "x-request-id": "client-7"},
     )
     assert response.status_code == 200
     usage = response.json()["usage"]
     root = request_span(receiver, response)
+    # The span is known by the gateway's id; the client's own id rides along beside it.
+    assert root.attributes["gateway.client_request_id"] == "client-7"
     assert root.name == "chat auto" and root.kind == SERVER and root.parent_span_id == ""
     assert root.service == "diffusion-gateway"
     a = root.attributes

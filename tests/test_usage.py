@@ -188,7 +188,7 @@ def test_a_store_that_is_down_costs_requests_nothing_and_drops_are_counted(make_
     assert wait_for(lambda: gw.metric("gateway_usage_records_dropped_total") >= 6)
     dropped = gw.metric("gateway_usage_records_dropped_total")
     assert dropped <= 10
-    metrics = httpx.get(gw.url + "/metrics").text
+    metrics = gw.scrape()
     assert f'gateway_usage_records_dropped_total{{reason="queue_full"}} {dropped}' in metrics
     assert 'gateway_usage_records_dropped_total{reason="shutdown"} 0.0' in metrics
     # The store comes back: what was still queued is written, nothing more is lost.

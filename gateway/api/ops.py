@@ -43,17 +43,18 @@ async def readyz(request: Request) -> Response:
 
 @router.get("/metrics")
 async def metrics(request: Request) -> Response:
-    """Prometheus metrics: always on the operator listener; on the main one unless
-    ``telemetry.metrics_on_main`` is off, and then behind ``telemetry.metrics_token`` when one is set."""
+    """Prometheus metrics: always on the operator listener; on the main one only behind
+    ``telemetry.metrics_token`` (and never when ``telemetry.metrics_on_main`` is off). The scrape names
+    every key and backend with its traffic: on the listener every client reaches, it is no one's without
+    the credential, so with no token set it is not served there at all."""
     state: GatewayState = request.app.state.gateway
     if not request.scope.get(OPERATOR_SCOPE_KEY):
         telemetry = state.settings.telemetry
-        if not telemetry.metrics_on_main:
-            raise NotFound("Invalid URL (GET /metrics)", code="unknown_url")
         token = telemetry.metrics_token
-        if token is not None:
-            sent = request.headers.get("authorization", "")
-            expected = "Bearer " + token.get_secret_value()
-            if not hmac.compare_digest(sent.encode(), expected.encode()):
-                raise AuthenticationFailed("The metrics endpoint needs its bearer token.", reason="invalid")
+        if not telemetry.metrics_on_main or token is None:
+            raise NotFound("Invalid URL (GET /metrics)", code="unknown_url")
+        sent = request.headers.get("authorization", "")
+        expected = "Bearer " + token.get_secret_value()
+        if not hmac.compare_digest(sent.encode(), expected.encode()):
+            raise AuthenticationFailed("The metrics endpoint needs its bearer token.", reason="invalid")
     return Response(state.exposition(), media_type=CONTENT_TYPE_LATEST)

@@ -50,7 +50,13 @@ def _route(args: argparse.Namespace) -> int:
     scorer, stage = routing_models(settings)
     try:
         endpoint = dry_run_endpoint(body, args.api, headers)
-        parsed = parse_request(body, endpoint, max_n=settings.server.max_n, max_output_tokens=None)
+        parsed = parse_request(
+            body,
+            endpoint,
+            max_n=settings.server.max_n,
+            max_output_tokens=None,
+            max_depth=settings.server.max_json_depth,
+        )
         views = BackendPool(settings.backends, settings.routing.breaker).views()
         principal = Principal(name="cli", kind="anonymous")
         features = extract_features(parsed.view, parsed.endpoint, scorer, explain=EXPLAIN_FEATURES)

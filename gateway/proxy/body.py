@@ -19,7 +19,19 @@ from gateway.proxy.dialects import OUTPUT_LIMITS, REQUIRED, Endpoint
 from gateway.proxy.encoding import content_codings, decode_off_loop
 from gateway.proxy.validate import validate_parameters
 
-__all__ = ["Endpoint", "ProxiedRequest", "parse_request", "read_body", "upstream_body"]
+__all__ = [
+    "DEFAULT_MAX_JSON_DEPTH",
+    "Endpoint",
+    "ProxiedRequest",
+    "parse_request",
+    "read_body",
+    "upstream_body",
+]
+
+# How deep a request's JSON may nest (server.max_json_depth): far above any real request (a tool's
+# schema a few levels inside a request of three), far below orjson's own limits (it reads 1,024 levels but
+# writes 255), so a body the gateway accepts is always one it can write back out for the backend.
+DEFAULT_MAX_JSON_DEPTH = 64
 
 
 @dataclass(slots=True)
@@ -70,7 +82,12 @@ def _too_large(limit: int) -> PayloadTooLarge:
 
 
 def parse_request(
-    body: bytes, endpoint: Endpoint, *, max_n: int, max_output_tokens: int | None
+    body: bytes,
+    endpoint: Endpoint,
+    *,
+    max_n: int,
+    max_output_tokens: int | None,
+    max_depth: int = DEFAULT_MAX_JSON_DEPTH,
 ) -> ProxiedRequest:
     try:
         payload = orjson.loads(body)
@@ -84,6 +101,11 @@ def parse_request(
         ) from None
     if not isinstance(payload, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
+    # Fewer brackets than the limit cannot nest deeper than it: most bodies skip the walk.
+    if body.count(b"[") + body.count(b"{") > max_depth and _deeper_than(payload, max_depth):
+        raise InvalidRequest(
+            f"The JSON body is nested more than {max_depth} levels deep.", code="json_too_deep"
+        )
 
     required = REQUIRED[endpoint]
     if required not in payload:
@@ -114,6 +136,24 @@ def parse_request(
     options = payload.get("stream_options")
     client_wants_usage = isinstance(options, dict) and options.get("include_usage") is True
     return ProxiedRequest(endpoint, payload, model, stream, client_wants_usage)
+
+
+def _deeper_than(payload: dict[str, Any], limit: int) -> bool:
+    """Whether ``payload`` nests more than ``limit`` objects and arrays deep (the top level is 1).
+
+    Level by level, without recursion: the walk visits each object and array once, linear in the body
+    as orjson's own read is, and stops at the first level past the limit.
+    """
+    level: list[Any] = [payload]
+    for _ in range(limit):
+        nested: list[Any] = []
+        for node in level:
+            values = node.values() if isinstance(node, dict) else node
+            nested += [v for v in values if isinstance(v, dict | list)]
+        if not nested:
+            return False
+        level = nested
+    return True
 
 
 def _check_bounds(

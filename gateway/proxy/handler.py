@@ -120,7 +120,13 @@ class ProxyHandler:
     def _parse(self, body: bytes, endpoint: Endpoint, principal: Principal) -> ProxiedRequest:
         """The body as the proxy loop and the dry run both see it, thinking policy applied."""
         server = self._settings.server
-        parsed = parse_request(body, endpoint, max_n=server.max_n, max_output_tokens=server.max_output_tokens)
+        parsed = parse_request(
+            body,
+            endpoint,
+            max_n=server.max_n,
+            max_output_tokens=server.max_output_tokens,
+            max_depth=server.max_json_depth,
+        )
         if endpoint in ("chat", "responses"):  # vLLM reads chat_template_kwargs on both
             apply_thinking(parsed.payload, principal, endpoint)  # before routing: thinking on routes as hard
         return parsed

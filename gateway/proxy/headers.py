@@ -2,8 +2,9 @@
 
 Towards a backend only an allowlist of the client's headers goes (``FORWARDED``), then the gateway adds its
 own, so a client can never inject the backend's credential, an encoding or the gateway's routing headers.
-From a backend, hop-by-hop headers are dropped (RFC 9110 §7.6.1): the fixed list plus every header named
-in ``Connection``.
+From a backend, an allowlist too (``RELAYED``): a backend can never set or double a header that is the
+gateway's to send (``x-gateway-backend``, ``x-request-id``, ``x-ratelimit-*``), nor hand the client
+cookies, framing or anything else it invents.
 """
 
 from __future__ import annotations
@@ -14,27 +15,14 @@ from gateway.upstream.settings import BackendSettings
 
 __all__ = [
     "FORWARDED",
+    "RELAYED",
     "REQUEST_ID_HEADER",
+    "client_request_id",
     "client_response_headers",
     "upstream_request_headers",
-    "valid_request_id",
 ]
 
 REQUEST_ID_HEADER = "x-request-id"
-
-HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "te",
-        "transfer-encoding",
-        "upgrade",
-        "trailer",
-        "proxy-authorization",
-        "proxy-authenticate",
-    }
-)
 
 # The only client headers a backend receives (issue 16: a denylist let ``content-encoding``, ``api-key``,
 # ``x-original-url`` and any invented header through). Everything else is dropped: credentials (the
@@ -53,8 +41,12 @@ FORWARDED = frozenset(
     }
 )
 
-# Not copied from the backend's response: framing is the gateway's own, and so is identity.
-_RESPONSE_DROP = HOP_BY_HOP | {"content-length", "content-encoding", "server", "date", "set-cookie"}
+# The only backend response headers a client receives: a backend answers the gateway with a JSON body or
+# an SSE stream, and its type is all a client (the OpenAI and Anthropic SDKs) needs from the backend's
+# headers. vLLM sends little more: date, server and the framing (content-length, transfer-encoding), which
+# the gateway writes itself; the request id, the route, rate limits, retry-after and a stream's
+# cache-control are the gateway's own.
+RELAYED = frozenset({"content-type"})
 
 
 def _connection_named(headers: Iterable[tuple[str, str]]) -> set[str]:
@@ -84,15 +76,23 @@ def upstream_request_headers(
 
 
 def client_response_headers(upstream_headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-    items = list(upstream_headers)
-    drop = _RESPONSE_DROP | _connection_named(items)
-    return [(k, v) for k, v in items if k.lower() not in drop and k.lower() != REQUEST_ID_HEADER]
+    """The backend's headers a client sees: those in ``RELAYED``, each at most once (the first)."""
+    out: dict[str, str] = {}
+    for key, value in upstream_headers:
+        name = key.lower()
+        if name in RELAYED and name not in out:
+            out[name] = value
+    return list(out.items())
 
 
-def valid_request_id(value: str | None) -> bool:
-    """A client-sent request id is kept only when it is short and plainly printable (it reaches logs)."""
-    return (
-        value is not None
-        and 0 < len(value) <= 128
-        and all(c.isascii() and (c.isalnum() or c in "-_.:/=+") for c in value)
-    )
+# The longest client-sent request id the gateway keeps (it reaches logs and traces).
+MAX_CLIENT_REQUEST_ID = 128
+
+
+def client_request_id(value: str | None) -> str | None:
+    """A client's own ``x-request-id``, kept beside the gateway's id when it is at most 128 printable ASCII
+    characters, else dropped (None). Never the request's id: a client could otherwise pick another
+    tenant's id and have its requests logged, traced and billed under it."""
+    if value is None or not 0 < len(value) <= MAX_CLIENT_REQUEST_ID:
+        return None
+    return value if value.isascii() and value.isprintable() else None

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.chat_view import asks_logprobs, content_kind
 from gateway.routing.scorer import Difficulty, ScorerModel
 from gateway.wire import DIFFUSION_UNSUPPORTED_SAMPLING
 
@@ -32,8 +33,9 @@ __all__ = [
 
 # Sampling parameters the diffusion backend answers with a 400 (docs/backends.md).
 INCOMPATIBLE_PARAMS = DIFFUSION_UNSUPPORTED_SAMPLING
-# Features that have crashed the diffusion engine (vLLM #56712 images, #45689 logprobs): never sent there.
-CRASHING = frozenset({"image", "logprobs"})
+# What has crashed the diffusion engine (vLLM #56712 images, #45689 logprobs), and any other content that
+# is not text (audio, files, embeddings: a text-only engine has no way to take them): never sent there.
+CRASHING = frozenset({"image", "media", "logprobs"})
 
 _SCAN_CHARS = 8000
 # The code patterns read the head and the tail of the scanned turn; a fence anywhere in it counts.
@@ -202,6 +204,7 @@ class RequestFeatures:
     thinking: bool = False  # chat_template_kwargs.enable_thinking or reasoning_effort
     structured_output: bool = False
     image: bool = False
+    media: bool = False  # content that is neither text nor an image: audio, a file, embeddings...
     logprobs: bool = False
     sampling: tuple[str, ...] = ()  # unsupported sampling parameters present
     temperature: float | None = None
@@ -218,6 +221,8 @@ class RequestFeatures:
             out.append("structured_output")
         if self.image:
             out.append("image")
+        if self.media:
+            out.append("media")
         if self.logprobs:
             out.append("logprobs")
         return tuple(out)
@@ -227,24 +232,14 @@ class RequestFeatures:
         return self.temperature is not None and self.temperature != 1.0
 
 
-def _text(content: Any) -> tuple[str, bool]:
-    """The text of a message's content, and whether it holds an image."""
+def _text(content: Any) -> tuple[str, str | None]:
+    """The text of a message's content, and what else it holds at any depth (chat_view.content_kind)."""
     if isinstance(content, str):
-        return content, False
+        return content, None
     if not isinstance(content, list):
-        return "", False
-    parts: list[str] = []
-    image = False
-    for part in content:
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        if kind in ("image_url", "input_image", "image", "video_url", "input_video"):
-            image = True
-        text = part.get("text")
-        if isinstance(text, str):
-            parts.append(text)
-    return "\n".join(parts), image
+        return "", None if content is None else content_kind(content)
+    parts = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return "\n".join(parts), content_kind(content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +252,7 @@ class Conversation:
     context: str
     agent_loop: bool = False
     image: bool = False
+    media: bool = False
     history_code: bool = False
     prompt_chars: int = 0
     messages: int = 0
@@ -271,8 +267,10 @@ def conversation(payload: dict[str, Any]) -> Conversation:
     if not isinstance(messages, list):
         prompt = payload.get("prompt")
         text = prompt if isinstance(prompt, str) else " ".join(str(p) for p in prompt or ())
-        return Conversation(newest=text, context="", prompt_chars=len(text))
-    agent_loop = image = history_code = False
+        # vLLM's completions take a prompt as embeddings too: not text.
+        embeds = payload.get("prompt_embeds") is not None
+        return Conversation(newest=text, context="", media=embeds, prompt_chars=len(text))
+    agent_loop = image = media = history_code = False
     system: list[str] = []
     users: list[str] = []
     prompt_chars = 0
@@ -284,8 +282,9 @@ def conversation(payload: dict[str, Any]) -> Conversation:
             agent_loop = True
         elif role == "user":
             agent_loop = False
-        text, has_image = _text(message.get("content"))
-        image = image or has_image
+        text, kind = _text(message.get("content"))
+        image = image or kind == "image"
+        media = media or kind == "media"
         prompt_chars += len(text)
         if role == "user":
             users.append(text)
@@ -300,6 +299,7 @@ def conversation(payload: dict[str, Any]) -> Conversation:
         context="\n".join(t for t in (*system, *earlier) if t),
         agent_loop=agent_loop,
         image=image,
+        media=media,
         history_code=history_code,
         prompt_chars=prompt_chars,
         messages=len(messages),
@@ -340,7 +340,8 @@ def extract_features(
         thinking=thinking,
         structured_output=structured,
         image=talk.image,
-        logprobs=bool(payload.get("logprobs")) or payload.get("top_logprobs") is not None,
+        media=talk.media,
+        logprobs=asks_logprobs(payload, endpoint),  # per API: a count on completions, a flag on chat
         sampling=tuple(k for k in INCOMPATIBLE_PARAMS if payload.get(k) is not None),
         temperature=float(temperature)
         if isinstance(temperature, int | float) and not isinstance(temperature, bool)

@@ -137,7 +137,10 @@ class _Simulator:
             )
         # Responses and Messages requests are answered as the equivalent chat request would be.
         view = chat_view(payload, dialect)
-        if self.settings.kind == "diffusion" and (rejected := reject_for_diffusion(view)) is not None:
+        if (
+            self.settings.kind == "diffusion"
+            and (rejected := reject_for_diffusion(view, dialect)) is not None
+        ):
             return rejected
         seed = orjson.dumps(view.get("messages", view.get("prompt"))).decode()
         plan = make_plan(view, self.settings, seed, fault.rough)

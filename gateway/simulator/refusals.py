@@ -8,7 +8,8 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-from gateway.wire import DIFFUSION_UNSUPPORTED_SAMPLING
+from gateway.chat_view import asks_logprobs, content_kind
+from gateway.wire import DIFFUSION_UNSUPPORTED_SAMPLING, Endpoint
 
 __all__ = ["has_image", "reject_for_diffusion", "vllm_error"]
 
@@ -18,8 +19,8 @@ def vllm_error(message: str, status: int, type_: str, param: str | None = None) 
     return Response(orjson.dumps(body), status_code=status, media_type="application/json")
 
 
-def reject_for_diffusion(payload: dict[str, Any]) -> Response | None:
-    """The 400s and crashes the diffusion backend produces (docs/backends.md)."""
+def reject_for_diffusion(payload: dict[str, Any], dialect: Endpoint = "chat") -> Response | None:
+    """The 400s and crashes the diffusion backend produces (docs/backends.md), for a request's chat view."""
     temperature = payload.get("temperature")
     bad = [k for k in DIFFUSION_UNSUPPORTED_SAMPLING if payload.get(k) is not None]
     if temperature is not None and temperature != 1.0:
@@ -37,7 +38,7 @@ def reject_for_diffusion(payload: dict[str, Any]) -> Response | None:
         return vllm_error(
             "Structured outputs are not supported with diffusion models.", 400, "BadRequestError"
         )
-    if payload.get("logprobs") or has_image(payload):
+    if asks_logprobs(payload, dialect) or has_image(payload):
         # vLLM #56712 (images) and #45689 (logprobs): the engine died instead of answering.
         return vllm_error(
             "EngineCore encountered an issue. See stack trace for the root cause.", 500, "InternalServerError"
@@ -46,10 +47,9 @@ def reject_for_diffusion(payload: dict[str, Any]) -> Response | None:
 
 
 def has_image(payload: dict[str, Any]) -> bool:
-    for message in payload.get("messages") or ():
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list) and any(
-            isinstance(p, dict) and p.get("type") in ("image_url", "input_image") for p in content
-        ):
-            return True
-    return False
+    """Content the engine cannot take, at any depth: an image, or any other part that is not text."""
+    return any(
+        content_kind(message.get("content")) is not None
+        for message in payload.get("messages") or ()
+        if isinstance(message, dict)
+    )

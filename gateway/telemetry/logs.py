@@ -85,6 +85,8 @@ def log_request(record: RequestRecord, finished: float) -> None:
         "outcome": record.outcome,
         "duration_ms": round((finished - record.started) * 1000, 2),
     }
+    if record.client_request_id is not None:
+        fields["client_request_id"] = record.client_request_id
     if record.route_score is not None:
         # Beside "fallback" below: a quality fallback from a request scored just under the threshold
         # says the threshold is too high (routing.scorer.threshold).

@@ -69,6 +69,7 @@ _REASONS = frozenset(
         "incompatible:temperature",
         "incompatible:structured_output",
         "incompatible:image",
+        "incompatible:media",
         "incompatible:logprobs",
         "incompatible:seed",
         "incompatible:min_p",

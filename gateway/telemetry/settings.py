@@ -40,8 +40,9 @@ class TelemetrySettings(BaseModel):
     # Prompt and completion text on trace spans (issue 19): off unless an operator turns it on.
     capture_content: bool = False
     tracing: TracingSettings = TracingSettings()
-    # GET /metrics on the main listener: a bearer token it requires (None: open), or not served there at
-    # all (then only on the operator listener, edge.operator_port, which never asks for the token).
+    # GET /metrics on the main listener, where every client reaches: served there only with this bearer
+    # token (None: not served there), and only while metrics_on_main is on. The operator listener
+    # (edge.operator_port) always serves it and never asks for the token.
     metrics_token: SecretStr | None = None
     metrics_on_main: bool = True
     # How a key's principal is labelled in metrics: its name, a short hash of the name (names stay out

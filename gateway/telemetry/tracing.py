@@ -76,19 +76,17 @@ class Tracer:
         if self.trust_incoming and "traceparent" in headers:
             parent = self._propagator.extract({k: headers[k] for k in _TRACE_HEADERS if k in headers})
         operation = _OPERATION.get(api, api)
-        span = self._tracer.start_span(
-            operation,
-            context=parent,
-            kind=SpanKind.SERVER,
-            attributes={
-                "gen_ai.operation.name": operation,
-                "gen_ai.provider.name": _PROVIDER,
-                "http.request.method": record.method,
-                "url.path": record.path,
-                "gateway.request_id": record.request_id,
-                "gateway.api": api,
-            },
-        )
+        attributes = {
+            "gen_ai.operation.name": operation,
+            "gen_ai.provider.name": _PROVIDER,
+            "http.request.method": record.method,
+            "url.path": record.path,
+            "gateway.request_id": record.request_id,
+            "gateway.api": api,
+        }
+        if record.client_request_id is not None:
+            attributes["gateway.client_request_id"] = record.client_request_id
+        span = self._tracer.start_span(operation, context=parent, kind=SpanKind.SERVER, attributes=attributes)
         return RequestTrace(self, span, operation)
 
     def finish(self, record: RequestRecord, finished: float) -> None:

@@ -22,6 +22,7 @@ from gateway.upstream.base import (
     UpstreamTooLarge,
     auth_headers,
     bounded,
+    check_header_bytes,
     pool_size,
 )
 from gateway.upstream.settings import BackendSettings
@@ -119,7 +120,13 @@ class AiohttpUpstream:
             response = await bounded(call, deadline, phase)
         except aiohttp.ClientError as exc:
             raise _translate(exc) from exc
-        return _AiohttpResponse(response, deadlines, self._max_bytes)
+        answer = _AiohttpResponse(response, deadlines, self._max_bytes)
+        try:
+            check_header_bytes(answer.headers)
+        except UpstreamBroken:
+            response.close()
+            raise
+        return answer
 
     async def get(self, backend: BackendSettings, path: str, *, within: float) -> tuple[int, bytes]:
         async def fetch() -> tuple[int, bytes]:

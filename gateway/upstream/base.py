@@ -4,7 +4,8 @@
     ├── UpstreamConnectError   nothing was sent: connection refused, DNS, connect timeout, pool exhausted
     ├── UpstreamTimeout        no first byte, or no next chunk, or the whole answer too late (``phase``)
     └── UpstreamBroken         the connection broke or the peer spoke bad HTTP after the request went out
-        └── UpstreamTooLarge   the answer is larger than ``edge.max_upstream_response_bytes``
+        ├── UpstreamTooLarge   the answer is larger than ``edge.max_upstream_response_bytes``
+        └── UpstreamHeadersTooLarge  the answer's header block is larger than MAX_RESPONSE_HEADER_BYTES
 
 Timeouts. A stream is bounded by ``first_byte`` (response headers and the first body chunk), ``idle``
 (between chunks) and ``total``. A non-streaming answer is bounded by ``total`` only: vLLM sends nothing,
@@ -29,10 +30,13 @@ __all__ = [
     "UpstreamClient",
     "UpstreamConnectError",
     "UpstreamError",
+    "UpstreamHeadersTooLarge",
     "UpstreamResponse",
     "UpstreamTimeout",
     "UpstreamTooLarge",
     "bounded",
+    "check_header_bytes",
+    "header_bytes",
 ]
 
 
@@ -56,8 +60,27 @@ class UpstreamTooLarge(UpstreamBroken):
     """Past the size cap the answer is not read further (issue 16: an answer had no size cap)."""
 
 
+class UpstreamHeadersTooLarge(UpstreamBroken):
+    """A header block past the cap is refused before anything reaches the client: the headers are held
+    in memory whole, and the client sees none of them but the content type."""
+
+
 # The default cap on one upstream answer's bytes (edge.max_upstream_response_bytes overrides it).
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+# The cap on one answer's header block, names and values with their separators: vLLM sends a few hundred
+# bytes; uvicorn, nginx and Node refuse a request header block at 8 to 64 KiB.
+MAX_RESPONSE_HEADER_BYTES = 64 * 1024
+
+
+def header_bytes(name: bytes | str, value: bytes | str) -> int:
+    """One header's share of the block as it came on the wire: ``name: value`` and its line end."""
+    return len(name) + len(value) + 4
+
+
+def check_header_bytes(headers: list[tuple[str, str]], limit: int = MAX_RESPONSE_HEADER_BYTES) -> None:
+    """Raise UpstreamHeadersTooLarge when the header block is over ``limit``."""
+    if sum(header_bytes(k, v) for k, v in headers) > limit:
+        raise UpstreamHeadersTooLarge(f"response headers larger than {limit} bytes")
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ from gateway.upstream.base import (
     UpstreamTimeout,
     auth_headers,
     bounded,
+    check_header_bytes,
     pool_size,
 )
 from gateway.upstream.settings import BackendSettings
@@ -91,7 +92,13 @@ class HttpxUpstream:
             response = await bounded(self._client.send(request, stream=True), deadline, phase)
         except httpx.HTTPError as exc:
             raise _translate(exc) from exc
-        return _HttpxResponse(response, deadlines, self._max_bytes)
+        answer = _HttpxResponse(response, deadlines, self._max_bytes)
+        try:
+            check_header_bytes(answer.headers)
+        except UpstreamBroken:
+            await response.aclose()
+            raise
+        return answer
 
     async def get(self, backend: BackendSettings, path: str, *, within: float) -> tuple[int, bytes]:
         call = self._client.get(backend.base_url + path, headers=auth_headers(backend))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, SecretStr, field_validator, model_validator
 
 __all__ = ["BackendSettings", "DiffusionSettings", "TimeoutSettings"]
 
@@ -68,6 +68,18 @@ class BackendSettings(_Section):
     endpoints: frozenset[Literal["chat", "completions", "responses", "messages"]] = Field(
         frozenset({"chat", "completions", "responses", "messages"}), min_length=1
     )
+
+    @field_validator("url")
+    @classmethod
+    def _a_base_url(cls, url: HttpUrl) -> HttpUrl:
+        """A base URL the API paths are appended to: a query or fragment would swallow them, and a
+        user:password in it would be sent by some upstream clients and not others (api_key is the one
+        credential a backend gets)."""
+        if url.query or url.fragment:
+            raise ValueError("a backend's URL takes no query or fragment: http(s)://HOST:PORT[/PREFIX]")
+        if url.username or url.password:
+            raise ValueError("a backend's URL holds no credentials: set its api_key instead")
+        return url
 
     @model_validator(mode="after")
     def _diffusion_section(self) -> BackendSettings:

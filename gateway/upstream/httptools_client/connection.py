@@ -15,7 +15,13 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from gateway.upstream.base import UpstreamBroken, UpstreamConnectError
+from gateway.upstream.base import (
+    MAX_RESPONSE_HEADER_BYTES,
+    UpstreamBroken,
+    UpstreamConnectError,
+    UpstreamHeadersTooLarge,
+    header_bytes,
+)
 
 __all__ = ["Connection", "Origin", "Receiver", "request_bytes"]
 
@@ -64,6 +70,10 @@ class Connection(asyncio.Protocol):
         self.reused = False
         self.idle_since = 0.0
         self._response: Receiver | None = None
+        # The exchange in flight's header bytes, interim (1xx) answers included: as parsed, and as received
+        # before the header block ended.
+        self._header_bytes = 0
+        self._head_bytes = 0
 
     # ---- asyncio.Protocol -------------------------------------------------------------------------------
 
@@ -72,14 +82,30 @@ class Connection(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
-        if self._response is None:  # bytes nobody asked for: the connection cannot be trusted any more
+        response = self._response
+        if response is None:  # bytes nobody asked for: the connection cannot be trusted any more
             self.close()
             return
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as exc:
-            self._fail(UpstreamBroken(f"bad HTTP from the backend: {type(exc).__name__}"))
+            # An error a callback raised reaches here wrapped (HttpParserCallbackError): it is the one to
+            # report, not the wrapper.
+            cause = exc.__context__
+            self._fail(
+                cause
+                if isinstance(cause, UpstreamBroken)
+                else UpstreamBroken(f"bad HTTP from the backend: {type(exc).__name__}")
+            )
             self.close()
+            return
+        if response.status == 0 and not response.complete:
+            # Still in the header block: httptools holds a header's name and value until the header ends,
+            # so one endless header is cut off here, by the bytes that came, before it is held whole.
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_RESPONSE_HEADER_BYTES:
+                self._fail(_too_many_header_bytes())
+                self.close()
 
     def eof_received(self) -> bool | None:
         self.closed = True  # never reused from here on, even before connection_lost has run
@@ -101,6 +127,12 @@ class Connection(asyncio.Protocol):
     # Each callback checks for an answer: one may settle and detach mid-feed (a drain given up).
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._response is not None:
+            # Counted as they come: an endless header block stops the parser here, before it is held.
+            self._header_bytes += header_bytes(name, value)
+            if self._header_bytes > MAX_RESPONSE_HEADER_BYTES:
+                raise UpstreamHeadersTooLarge(
+                    f"response headers larger than {MAX_RESPONSE_HEADER_BYTES} bytes"
+                )
             self._response.raw_headers.append((name, value))
 
     def on_headers_complete(self) -> None:
@@ -119,6 +151,7 @@ class Connection(asyncio.Protocol):
 
     def start(self, response: Receiver, request: bytes) -> None:
         self._response = response
+        self._header_bytes = self._head_bytes = 0
         assert self.transport is not None
         self.transport.write(request)
 
@@ -143,6 +176,10 @@ class Connection(asyncio.Protocol):
     def _fail(self, error: UpstreamBroken) -> None:
         if self._response is not None:
             self._response.fail(error)
+
+
+def _too_many_header_bytes() -> UpstreamHeadersTooLarge:
+    return UpstreamHeadersTooLarge(f"response headers larger than {MAX_RESPONSE_HEADER_BYTES} bytes")
 
 
 def request_bytes(
