@@ -205,7 +205,7 @@ def _bounds(field: FieldInfo) -> str:
 def _default(field: FieldInfo) -> str:
     if field.is_required():
         return "required"
-    value = field.get_default(call_default_factory=True, validated_data={})
+    value = field.get_default(call_default_factory=True)
     if isinstance(value, BaseModel):
         return ""  # a section: its keys' defaults are in their own rows
     return f"`{_yaml(value)}`"
