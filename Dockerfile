@@ -10,6 +10,8 @@ RUN python -m venv /opt/venv
 COPY requirements.lock /src/requirements.lock
 RUN /opt/venv/bin/pip install --require-hashes --no-deps -r /src/requirements.lock
 COPY pyproject.toml README.md /src/
+# The runtime package only: the scorer's trainer (training/) is a distribution of its own, which the
+# image neither runs nor carries (.dockerignore leaves it out of the build context too).
 COPY gateway /src/gateway
 RUN /opt/venv/bin/pip install --no-deps /src
 

@@ -1,4 +1,4 @@
-"""Build the public training collections of the routing scorer, gateway/routing/training/data/*.jsonl.gz.
+"""Build the public training collections of the routing scorer, training/gateway_training/data/*.jsonl.gz.
 
     python3 bench/build_router_data.py                 # both collections (needs PyPI access)
     python3 bench/build_router_data.py --only reasoning-gym --venv /tmp/rg-venv   # reuse a venv
@@ -56,7 +56,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parent.parent / "gateway" / "routing" / "training" / "data"
+DATA = Path(__file__).resolve().parent.parent / "training" / "gateway_training" / "data"
 
 RG_PACKAGE = "reasoning-gym"
 RG_VERSION = "0.1.25"

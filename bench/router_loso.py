@@ -3,13 +3,14 @@
     python3 bench/router_loso.py [--per-source N] [--seed S] [--c C] [--json FILE]
 
 Every training source (this project's generators, and the public collections shipped in
-gateway/routing/training/data/) is held out in turn: a model is trained on all the others and scores the
-held-out source's examples as the gateway would (newest turn and context). So a figure here says how
+training/gateway_training/data/) is held out in turn: a model is trained on all the others and scores
+the held-out source's examples as the gateway would (newest turn and context). So a figure here says how
 the scorer does on a way of writing requests it has never seen, which is what a new deployment's
 traffic is. Two figures per class: the scorer alone, and the routing policy, where the structural rules
 (code in the text, ...) come first and the held-out score decides the rest, as in the gateway; the
 per-source table is the policy's; then issue 15's targets as the threshold moves (where each class
-meets its own, and whether one threshold meets them all). Needs the router-train extra (scikit-learn).
+meets its own, and whether one threshold meets them all). Needs the training package installed
+(pip install -e ./training: gateway_training and scikit-learn).
 20-35 minutes on 2 cores (2026-11-27: four heads, 85 sources; 31 minutes on a slow spell of the
 development VM).
 
@@ -26,9 +27,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from gateway.routing.training.data import builtin_examples
-from gateway.routing.training.fit import FitSettings, choose_threshold, leave_one_source_out, recall
-from gateway.routing.training.report import confusion, per_group, sweep, targets, under_policy
+from gateway_training.data import builtin_examples
+from gateway_training.fit import FitSettings, choose_threshold, leave_one_source_out, recall
+from gateway_training.report import confusion, per_group, sweep, targets, under_policy
 
 
 def main() -> None:

@@ -81,7 +81,7 @@ VARIED = Path(__file__).resolve().parent / "data" / "varied_turn.txt"
 def varied_prose(chars: int = 7960) -> str:
     """8,000 characters of requests from this project's generators, one after another: the repeated
     paragraph above has 34 distinct words, a real long turn has hundreds (more features to look up)."""
-    from gateway.routing.training.data import builtin_examples
+    from gateway_training.data import builtin_examples
 
     examples = builtin_examples(40, 1)
     random.Random(1).shuffle(examples)

@@ -1,13 +1,21 @@
 """A Telegram chat bot that talks to the gateway with the openai SDK.
 
-    pip install openai "python-telegram-bot>=21,<23"
+    pip install -e '.[examples]'
     TELEGRAM_TOKEN=123:abc GATEWAY_URL=http://127.0.0.1:8080/v1 GATEWAY_API_KEY=gw-... \\
         python examples/telegram_bot.py
+
+Without a Telegram account, ``--fake-telegram`` runs the same bot against a fake Bot API on loopback
+(examples/telegram_fake.py): type messages in the terminal, the bot's answers print there.
+
+    GATEWAY_API_KEY=gw-... python examples/telegram_bot.py --fake-telegram
 
 * Each chat keeps its own history, bounded to the last ``HISTORY_MESSAGES`` messages.
 * Answers stream into one Telegram message that is edited as text arrives, at most once per
   ``EDIT_INTERVAL`` seconds (Telegram limits edits per chat). The gateway paces diffusion streams
   (``x-gateway-pacing``), so the text grows steadily instead of jumping one 256-token canvas at a time.
+* Over its rate limit the bot says so at once: the client makes no retries of its own (the gateway
+  already falls back between backends, and an SDK retry after a 429 sleeps until the limit resets while
+  the chat shows "…").
 * ``/fast`` sends the chat's requests to the diffusion backend, ``/quality`` to the autoregressive one,
   ``/auto`` lets the gateway decide (the default); ``/route`` shows where the last answer went and why;
   ``/reset`` forgets the history. ``/fast`` and ``/quality`` need a key that may choose its route.
@@ -15,14 +23,18 @@
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
+import signal
+import sys
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from openai import APIError, AsyncOpenAI
+from openai import APIError, AsyncOpenAI, RateLimitError
 from telegram import Update
 from telegram.constants import ChatAction
 from telegram.ext import Application, CommandHandler, ContextTypes, MessageHandler, filters
@@ -57,7 +69,9 @@ class ChatState:
 class GatewayBot:
     def __init__(self, config: BotConfig, client: AsyncOpenAI | None = None) -> None:
         self.config = config
-        self.client = client or AsyncOpenAI(base_url=config.gateway_url, api_key=config.api_key)
+        self.client = client or AsyncOpenAI(
+            base_url=config.gateway_url, api_key=config.api_key, max_retries=0
+        )
         self.chats: dict[int, ChatState] = {}
 
     def chat(self, chat_id: int) -> ChatState:
@@ -122,6 +136,12 @@ class GatewayBot:
                 if text != shown and time.monotonic() - last_edit >= self.config.edit_interval:
                     reply = await self._show(reply, text, final=False)
                     shown, last_edit = text, time.monotonic()
+        except RateLimitError as exc:
+            state.history.pop()
+            wait = exc.response.headers.get("retry-after")
+            later = f" Try again in {wait} s." if wait and wait.isdigit() else ""
+            await reply.edit_text(f"Slow down: this bot has reached its request limit.{later}")
+            return
         except APIError as exc:
             log.warning("gateway error: %s", exc)
             state.history.pop()  # the question was not answered: do not keep it
@@ -175,8 +195,49 @@ async def _log_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None
     log.error("update failed: %r", context.error)
 
 
+def run_fake_telegram(config: BotConfig) -> None:
+    """The bot against a fake Bot API on loopback, driven from the terminal: one chat, your lines."""
+    import socket
+
+    import uvicorn
+    from telegram_fake import FakeTelegram, Shown  # beside this file
+
+    def show(message: Shown) -> None:
+        if message.text != "…" and not message.text.endswith(CURSOR):
+            print(f"bot> {message.text}", flush=True)
+
+    token = "0:offline"  # noqa: S105 - the fake accepts any token; this one only names the mode
+    fake = FakeTelegram(token, on_change=show)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(fake.app, log_level="warning"))
+    threading.Thread(target=lambda: server.run(sockets=[sock]), daemon=True).start()
+    base_url = f"http://127.0.0.1:{sock.getsockname()[1]}/bot"
+
+    def read_terminal() -> None:
+        while not server.started:
+            time.sleep(0.05)
+        print("Offline Telegram: type a message (or /fast, /quality, /route); Ctrl-D quits.", flush=True)
+        for line in sys.stdin:
+            if line.strip():
+                fake.say(1, line.strip())
+        # End of input: stop polling the way Ctrl-C would.
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=read_terminal, daemon=True).start()
+    build_application(token, GatewayBot(config), base_url=base_url).run_polling()
+    server.should_exit = True
+
+
 def main() -> None:
-    logging.basicConfig(level=logging.INFO)
+    parser = argparse.ArgumentParser(description="A Telegram bot in front of the gateway.")
+    parser.add_argument(
+        "--fake-telegram",
+        action="store_true",
+        help="use a fake Telegram Bot API on loopback and chat from this terminal (no token needed)",
+    )
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING if args.fake_telegram else logging.INFO)
     config = BotConfig(
         gateway_url=os.environ.get("GATEWAY_URL", "http://127.0.0.1:8080/v1"),
         api_key=os.environ["GATEWAY_API_KEY"],
@@ -185,6 +246,9 @@ def main() -> None:
         edit_interval=float(os.environ.get("EDIT_INTERVAL", "1.0")),
         pacing=os.environ.get("GATEWAY_PACING", "on"),
     )
+    if args.fake_telegram:
+        run_fake_telegram(config)
+        return
     application = build_application(
         os.environ["TELEGRAM_TOKEN"], GatewayBot(config), base_url=os.environ.get("TELEGRAM_API_URL")
     )

@@ -123,3 +123,13 @@ def gateway_settings(
 def reasons(header: str) -> str:
     """An x-gateway-route header with the difficulty scores cut off: "default:score,spillover"."""
     return re.sub(r"=\d\.\d+", "", header)
+
+
+def checkout_env(**extra: str) -> dict[str, str]:
+    """The environment for a child Python that imports this checkout's gateway and trainer (training/)
+    ahead of any installed copy, as the tests' own process does (pytest's pythonpath, and its directory)."""
+    import os
+
+    root = Path(__file__).resolve().parents[1]
+    path = [str(root), str(root / "training"), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p), **extra}

@@ -218,11 +218,14 @@ def test_a_key_expires_at_its_expiry_instant(tmp_path):
 def test_principal_permissions():
     from gateway.auth.principal import Principal
 
-    open_ = Principal(name="a", kind="key")
-    assert open_.may_use("anything") and open_.may_route_to("diffusion")
+    catalog = [("diffusion", "dg"), ("autoregressive", "g4")]
+    open_ = Principal(name="a", kind="key").access(catalog)
+    assert open_.auto and open_.may_name("diffusion") and open_.may_name("autoregressive")
     closed = Principal(name="b", kind="key", models=frozenset({"auto"}), backends=frozenset({"diffusion"}))
-    assert closed.may_use("diffusion", "auto") and not closed.may_use("diffusion", "dg")
-    assert closed.may_route_to("diffusion") and not closed.may_route_to("autoregressive")
+    access = closed.access(catalog)
+    # Automatic routing only, and only to diffusion: no backend may be named, not even diffusion.
+    assert access.auto and access.serves("diffusion") and not access.serves("autoregressive")
+    assert not access.may_name("diffusion")
 
 
 def test_a_tier_fills_in_what_its_key_leaves_unset_and_the_key_wins_where_it_sets():

@@ -6,6 +6,7 @@ provided, images are pinned, and the vLLM flags match docs/backends.md."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -72,11 +73,19 @@ def test_dockerfile_lints_clean_and_has_what_an_image_needs():
 
 
 @pytest.fixture(scope="module")
-def compose() -> dict:
+def env_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The .env a user's setup step writes: deploy/compose/new-env.sh with every secret generated."""
+    out = tmp_path_factory.mktemp("compose") / ".env"
+    run("sh", "deploy/compose/new-env.sh", str(out))
+    return out
+
+
+@pytest.fixture(scope="module")
+def compose(env_file: Path) -> dict:
     text = run(
         system_binary("docker-compose"),
         "--env-file",
-        ".env.example",
+        str(env_file),
         "--profile",
         "gpu",
         "--profile",
@@ -174,20 +183,71 @@ def test_compose_gateway_config_is_valid_and_every_secret_it_needs_is_provided(c
     }
 
 
-def test_compose_variants_and_env_example():
-    docker_compose = system_binary("docker-compose")
-    for variant in ("deploy/compose/spark.yaml", "deploy/compose/x86.yaml", "deploy/compose/ports.yaml"):
-        run(
-            docker_compose,
-            "--env-file",
-            ".env.example",
-            "-f",
-            "compose.yaml",
-            "-f",
-            variant,
-            "config",
-            "--quiet",
-        )
+VARIANTS = ("deploy/compose/spark.yaml", "deploy/compose/x86.yaml", "deploy/compose/ports.yaml")
+
+
+def render(env_file: Path, *files: str) -> dict:
+    args = [system_binary("docker-compose"), "--env-file", str(env_file), "--profile", "gpu"]
+    for name in ("compose.yaml", *files):
+        args += ["-f", name]
+    return yaml.safe_load(run(*args, "config"))
+
+
+@pytest.mark.parametrize("variant", [None, *VARIANTS])
+def test_both_vllm_servers_fit_the_gpus_they_are_given(env_file, variant):
+    """vLLM takes 0.9 of a card per process unless told otherwise, so two servers on one GPU need
+    explicit shares that leave room for each other; on separate GPUs each may take most of its own."""
+    services = render(env_file, *([variant] if variant else []))["services"]
+    on_device: dict[str, list[float]] = {}
+    for name in ("vllm-diffusion", "vllm-ar"):
+        devices = services[name]["deploy"]["resources"]["reservations"]["devices"]
+        shares = [a.split("=", 1)[1] for a in services[name]["command"] if a.startswith("--gpu-memory-util")]
+        share = float(shares[0]) if shares else 0.9
+        for device in devices[0]["device_ids"]:
+            on_device.setdefault(device, []).append(share)
+    for device, shares in on_device.items():
+        assert sum(shares) <= 0.95 if len(shares) > 1 else shares[0] <= 0.95, (variant, device, shares)
+    if variant == "deploy/compose/x86.yaml":
+        assert len(on_device) == 2 and "depends_on" not in services["vllm-ar"]
+    else:
+        # Sharing one card: the second server starts once the first holds its memory.
+        assert len(on_device) == 1
+        assert services["vllm-ar"]["depends_on"]["vllm-diffusion"]["condition"] == "service_healthy"
+
+
+def test_env_example_holds_no_placeholder_and_compose_refuses_to_start_without_secrets():
+    values = dict(
+        line.split("=", 1)
+        for line in (ROOT / ".env.example").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    secrets = {k: v for k, v in values.items() if k.endswith(("_API_KEY", "_PASSWORD"))}
+    assert len(secrets) == 5 and all(v == "" for v in secrets.values()), secrets
+    result = subprocess.run(
+        [system_binary("docker-compose"), "--env-file", ".env.example", "--profile", "gpu", "config"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
+    )
+    # The interpolation error that `docker compose up` stops on (this compose CLI reports the first).
+    assert re.search(r"required variable (\w+) is missing a value: set \1 in \.env", result.stderr)
+
+
+def test_new_env_generates_every_secret_once(env_file):
+    values = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line[:40])
+    secrets = [v for k, v in values.items() if k.endswith(("_API_KEY", "_PASSWORD"))]
+    assert len(secrets) == 5 and len(set(secrets)) == 5
+    assert all(len(v) == 64 and int(v, 16) >= 0 for v in secrets)
+    assert env_file.stat().st_mode & 0o777 == 0o600
+    again = subprocess.run(["sh", "deploy/compose/new-env.sh", str(env_file)], cwd=ROOT, capture_output=True)
+    assert again.returncode != 0 and b"not overwritten" in again.stderr
+
+
+def test_compose_variants(env_file):
+    for variant in VARIANTS:
+        render(env_file, variant)
     assert ".env" in (ROOT / ".gitignore").read_text().splitlines()
     spark = yaml.safe_load((ROOT / "deploy" / "compose" / "spark.yaml").read_text())
     assert spark["services"]["vllm-diffusion"]["platform"] == "linux/arm64"

@@ -46,15 +46,66 @@ def test_the_alert_rules_fire_as_intended():
 
 def queried_metrics() -> set[str]:
     exprs = []
-    dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "diffusion-gateway.json").read_text())
-    for panel in dashboard["panels"]:
-        exprs += [t["expr"] for t in panel["targets"] if "expr" in t]  # SQL panels (the ledger) have rawSql
+    dashboard = json.loads(DASHBOARD.read_text())
+    exprs += dashboard_exprs()  # SQL panels (the ledger) have rawSql, rows have no targets
     exprs += [
         v["query"]["query"] for v in dashboard["templating"]["list"] if isinstance(v.get("query"), dict)
     ]
     rules = yaml.safe_load((DEPLOY / "prometheus" / "alerts.yml").read_text())
     exprs += [rule["expr"] for group in rules["groups"] for rule in group["rules"]]
     return set(re.findall(r"\bgateway_[a-z_]+\b", "\n".join(exprs)))
+
+
+DASHBOARD = DEPLOY / "grafana" / "dashboards" / "diffusion-gateway.json"
+ROWS = ["Traffic", "Routing", "Diffusion", "Backends", "Limits", "Edge", "Usage"]
+
+
+def dashboard_exprs() -> list[str]:
+    panels = json.loads(DASHBOARD.read_text())["panels"]
+    return [t["expr"] for p in panels for t in p.get("targets", []) if "expr" in t]
+
+
+def test_the_dashboard_groups_its_panels_in_rows_by_concern():
+    panels = json.loads(DASHBOARD.read_text())["panels"]
+    assert panels[0]["type"] == "row", "every panel sits under a row"
+    assert [p["title"] for p in panels if p["type"] == "row"] == ROWS
+    # Rows in reading order: each row's panels lie below its header and above the next one's.
+    tops = [p["gridPos"]["y"] for p in panels]
+    assert tops == sorted(tops)
+    sizes = [sum(1 for _ in group) for _, group in _by_row(panels)]
+    assert all(size >= 2 for size in sizes), sizes
+
+
+def _by_row(panels: list[dict]) -> list[tuple[str, list[dict]]]:
+    out: list[tuple[str, list[dict]]] = []
+    for p in panels:
+        if p["type"] == "row":
+            out.append((p["title"], []))
+        else:
+            out[-1][1].append(p)
+    return out
+
+
+def test_every_dashboard_query_is_scoped_to_the_chosen_job_and_instance():
+    """One Prometheus often scrapes staging and production: without these matchers their series mix."""
+    variables = {v["name"]: v for v in json.loads(DASHBOARD.read_text())["templating"]["list"]}
+    assert {"datasource", "ledger", "job", "instance", "backend"} <= set(variables)
+    exprs = dashboard_exprs()
+    assert exprs
+    for expr in exprs:
+        for selector in re.findall(r"\bgateway_[a-z_]+\b(\{[^}]*\})?", expr):
+            assert 'job=~"$job"' in selector and 'instance=~"$instance"' in selector, expr
+
+
+def test_the_ledger_table_reads_the_datasource_the_viewer_picks():
+    variables = {v["name"]: v for v in json.loads(DASHBOARD.read_text())["templating"]["list"]}
+    assert variables["ledger"]["type"] == "datasource"
+    assert variables["ledger"]["query"] == "grafana-postgresql-datasource"
+    sql = [p for p in json.loads(DASHBOARD.read_text())["panels"] if p["type"] == "table"]
+    assert sql
+    for panel in sql:
+        uids = [panel["datasource"]["uid"]] + [t["datasource"]["uid"] for t in panel["targets"]]
+        assert set(uids) == {"${ledger}"}
 
 
 def every_kind_of_traffic(gw) -> None:
@@ -140,6 +191,18 @@ def test_a_real_prometheus_sees_the_sampler_and_entropy_bound_per_request(make_g
         assert wait_for(
             lambda: len(series('gateway_requests_total{backend="autoregressive"}')) > 0, within=30
         )
+        # Every dashboard query, its variables as Grafana fills them for "All", is valid PromQL that
+        # finds series on a gateway scraped under some job and instance.
+        for expr in dashboard_exprs():
+            filled = (
+                expr.replace("$__rate_interval", "1m")
+                .replace('"$job"', '".+"')
+                .replace('"$instance"', '".+"')
+                .replace('"$backend"', '".*"')
+            )
+            r = httpx.get(api + "/query", params={"query": filled}, timeout=5)
+            assert r.status_code == 200 and r.json()["status"] == "success", (expr, r.text)
+        assert len(series('gateway_requests_total{job=~".+", instance=~".+"}')) > 0
         rules = httpx.get(api + "/rules", timeout=5).json()["data"]["groups"][0]["rules"]
         defined = yaml.safe_load((DEPLOY / "prometheus" / "alerts.yml").read_text())["groups"][0]["rules"]
         assert len(rules) == len(defined) and all(r["health"] in ("ok", "unknown") for r in rules)

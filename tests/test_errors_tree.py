@@ -10,6 +10,7 @@ import pkgutil
 import orjson
 
 import gateway
+import gateway_training
 from gateway.errors import (
     ConfigError,
     DataError,
@@ -25,10 +26,12 @@ _SKIP = ("gateway.__main__",)
 
 
 def _modules() -> list[str]:
+    """Every module of the runtime and of the trainer (its own distribution, under the same rule)."""
     names = []
-    for info in pkgutil.walk_packages(gateway.__path__, "gateway."):
-        if not info.name.startswith(_SKIP):
-            names.append(info.name)
+    for package in (gateway, gateway_training):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if not info.name.startswith(_SKIP):
+                names.append(info.name)
     return names
 
 
@@ -53,8 +56,8 @@ def test_the_old_names_still_import_and_keep_their_bases():
     from gateway.limits.store import StoreUnavailable
     from gateway.relay import ClientDisconnected
     from gateway.routing.scorer import ModelError
-    from gateway.routing.training.data import DataError as FromData
     from gateway.upstream import UpstreamConnectError, UpstreamError
+    from gateway_training.data import DataError as FromData
 
     assert FromConfig is ConfigError and FromData is DataError and issubclass(DataError, ValueError)
     for cls in (StoreUnavailable, ClientDisconnected, ModelError, UpstreamError, UpstreamConnectError):

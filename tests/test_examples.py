@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +16,6 @@ import httpx
 import openai
 
 from tests.support import AR_MODEL, DIFFUSION_MODEL, ServerThread
-from tests.telegram_fake import FakeTelegram
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -26,6 +27,9 @@ def load(name: str) -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses resolve their annotations through sys.modules
     spec.loader.exec_module(module)
     return module
+
+
+FakeTelegram = load("telegram_fake").FakeTelegram
 
 
 def test_agent_loop_tool_turns_go_to_autoregressive_and_chit_chat_to_diffusion(gateway):
@@ -130,3 +134,52 @@ async def test_telegram_bot_end_to_end(make_gateway, diffusion_sim, ar_sim):
                 await application.updater.stop()
                 await application.stop()
     assert "getUpdates" in fake.calls and "editMessageText" in fake.calls
+
+
+def run_offline_bot(gw, lines: list[str]) -> list[str]:
+    """examples/telegram_bot.py --fake-telegram as a user runs it: lines typed, then end of input."""
+    env = {**os.environ, "GATEWAY_URL": gw.base_url, "GATEWAY_API_KEY": gw.key, "EDIT_INTERVAL": "0"}
+    env.pop("TELEGRAM_TOKEN", None)
+    proc = subprocess.Popen(
+        [sys.executable, str(EXAMPLES / "telegram_bot.py"), "--fake-telegram"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    answers: list[str] = []
+    try:
+        assert "Offline Telegram" in proc.stdout.readline()
+        for line in lines:
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+            # One answer per line typed: the next line waits for it, as a person would.
+            answer = proc.stdout.readline()
+            assert answer.startswith("bot> "), (answer, proc.stderr.read() if proc.poll() else "")
+            answers.append(answer[len("bot> ") :].rstrip("\n"))
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return answers
+
+
+def test_the_bot_runs_offline_against_the_fake_telegram_without_a_token(make_gateway, diffusion_sim):
+    gw = make_gateway()
+    answers = run_offline_bot(gw, ["Hello! Say something nice about rivers.", "/route"])
+    assert answers[0] and answers[0] != "(no answer)"
+    assert (
+        diffusion_sim.state.last_body["messages"][-1]["content"] == "Hello! Say something nice about rivers."
+    )
+    assert answers[1].startswith("Mode: auto. Last answer: diffusion (")
+
+
+def test_the_bot_says_slow_down_at_once_when_its_key_is_rate_limited(make_gateway):
+    gw = make_gateway(limits={"requests_per_minute": 1})
+    answers = run_offline_bot(gw, ["Hi there!", "Hi again!"])
+    assert not answers[0].startswith("Slow down")
+    assert answers[1].startswith("Slow down: this bot has reached its request limit. Try again in ")

@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from gateway.routing.training.generators import code_changes, code_common, code_howto, code_reports
-from gateway.routing.training.sources import Example, Source
+from gateway_training.generators import code_changes, code_common, code_howto, code_reports
+from gateway_training.sources import Example, Source
 
 SOURCES: list[Source] = [*code_howto.SOURCES, *code_reports.SOURCES, *code_changes.SOURCES]
 N = 400

@@ -7,9 +7,9 @@ import statistics
 
 import pytest
 
-from gateway.routing.training.data import builtin_sources
-from gateway.routing.training.generators import easy_common
-from gateway.routing.training.sources import Source
+from gateway_training.data import builtin_sources
+from gateway_training.generators import easy_common
+from gateway_training.sources import Source
 
 # Every easy generator, found as training finds them: a module listed by hand here missed the sources
 # added after it (six of them went untested).

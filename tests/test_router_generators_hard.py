@@ -1,4 +1,4 @@
-"""The hard-prompt generators (gateway/routing/training/generators/hard_*.py) keep the training-source
+"""The hard-prompt generators (training/gateway_training/generators/hard_*.py) keep the training-source
 contract: deterministic draws, valid chat messages, declared labels and categories, few duplicates, and
 the mix the scorer needs (system prompts, follow-up conversations, digit-free prompts, other languages).
 """
@@ -10,7 +10,6 @@ import functools
 import importlib
 import itertools
 import json
-import os
 import pkgutil
 import random
 import re
@@ -21,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-import gateway.routing.training.generators as generators
-from gateway.routing.training.generators import hard_deduction, hard_precise
-from gateway.routing.training.generators.hard_common import conversation, number_word
-from gateway.routing.training.sources import Example, Source
+import gateway_training.generators as generators
+from gateway_training.generators import hard_deduction, hard_precise
+from gateway_training.generators.hard_common import conversation, number_word
+from gateway_training.sources import Example, Source
+from tests.support import checkout_env
 
 N = 200
 # A source may repeat at most this share of its 200 draws (whole conversations compared as JSON).
@@ -89,7 +89,7 @@ def test_source_is_deterministic_valid_and_mostly_distinct(source: Source):
 
 _DIGEST = """
 import hashlib, importlib, json, pkgutil
-import gateway.routing.training.generators as g
+import gateway_training.generators as g
 h = hashlib.sha256()
 for m in sorted(m.name for m in pkgutil.iter_modules(g.__path__) if m.name.startswith("hard_")):
     for s in importlib.import_module(f"{g.__name__}.{m}").SOURCES:
@@ -104,7 +104,7 @@ def test_draws_do_not_depend_on_hash_randomisation():
     digests = {
         subprocess.run(
             [sys.executable, "-c", _DIGEST],
-            env={**os.environ, "PYTHONHASHSEED": seed},
+            env=checkout_env(PYTHONHASHSEED=seed),
             capture_output=True,
             text=True,
             check=True,
@@ -211,7 +211,7 @@ def test_generators_import_only_the_standard_library_and_the_contract():
             else:
                 continue
             for name in names:
-                assert name.split(".")[0] in allowed or name.startswith("gateway.routing.training."), (
+                assert name.split(".")[0] in allowed or name.startswith("gateway_training."), (
                     mod.__name__,
                     name,
                 )

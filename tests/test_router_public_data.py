@@ -1,4 +1,4 @@
-"""The public training collections shipped in gateway/routing/training/data load, are valid, match what
+"""The public training collections shipped in training/gateway_training/data load, are valid, match what
 bench/build_router_data.py says it builds, and carry prompts only (no answers)."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from gateway.routing.training import public
-from gateway.routing.training.data import DataError
+from gateway_training import public
+from gateway_training.data import DataError
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "gateway" / "routing" / "training" / "data"
+DATA = ROOT / "training" / "gateway_training" / "data"
 ROW_KEYS = {"messages", "label", "source", "category", "task"}
 
 

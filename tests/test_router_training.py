@@ -11,8 +11,9 @@ import pytest
 
 from gateway.cli import main
 from gateway.routing.scorer_file import load_model
-from gateway.routing.training.data import DataError, builtin_examples, builtin_sources, load_jsonl
-from gateway.routing.training.sources import Example
+from gateway_training.data import DataError, builtin_examples, builtin_sources, load_jsonl
+from gateway_training.sources import Example
+from tests.support import checkout_env
 
 EASY = [
     "hi there",
@@ -114,7 +115,7 @@ def test_the_builtin_sources_are_distinct_and_labelled() -> None:
 def _rows_and_columns(examples: list[Example], min_count: int) -> tuple[list[set[str]], list[str]]:
     """The examples' features and, sorted, those the fit keeps (seen in ``min_count`` examples or more),
     counted here rather than by the trainer's code, so that the tests below check it."""
-    from gateway.routing.training.fit import _features
+    from gateway_training.fit import _features
 
     rows = [_features(e) for e in examples]
     counts: dict[str, int] = {}
@@ -144,7 +145,7 @@ def test_scaled_structure_features_score_as_the_fit_did(tmp_path: Path) -> None:
     weights are scaled back, so the gateway's sum over present features gives sklearn's probability."""
     import numpy as np
 
-    from gateway.routing.training.fit import FitSettings, _scale, fit
+    from gateway_training.fit import FitSettings, _scale, fit
 
     data = tmp_path / "labelled.jsonl"
     write_data(data, n=60)
@@ -168,7 +169,7 @@ def test_damped_word_blocks_score_as_the_fit_did(tmp_path: Path) -> None:
     run time: the gateway's score of a long request is sklearn's probability on the damped rows."""
     import numpy as np
 
-    from gateway.routing.training.fit import FitSettings, fit
+    from gateway_training.fit import FitSettings, fit
 
     data = tmp_path / "labelled.jsonl"
     write_data(data, n=60)
@@ -199,8 +200,8 @@ def test_categories_give_a_head_per_group_scored_as_the_fits_did(tmp_path: Path)
     from scipy.sparse import csr_matrix
     from sklearn.linear_model import LogisticRegression
 
-    from gateway.routing.training.fit import FitSettings, fit, group_of
-    from gateway.routing.training.sources import Example
+    from gateway_training.fit import FitSettings, fit, group_of
+    from gateway_training.sources import Example
 
     data = tmp_path / "labelled.jsonl"
     write_data(data, n=80)
@@ -265,8 +266,8 @@ def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
     from sklearn.linear_model import LogisticRegression
 
     from gateway.routing.scorer import MEANING_PRIOR
-    from gateway.routing.training.fit import FitSettings, fit
-    from gateway.routing.training.vectors import load_word_vectors
+    from gateway_training.fit import FitSettings, fit
+    from gateway_training.vectors import load_word_vectors
 
     data = tmp_path / "labelled.jsonl"
     write_data(data, n=60)
@@ -301,8 +302,8 @@ def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
 
 _MEANING_DIGEST = """
 import hashlib
-from gateway.routing.training.fit import meaning_matrix
-from gateway.routing.training.vectors import load_word_vectors
+from gateway_training.fit import meaning_matrix
+from gateway_training.vectors import load_word_vectors
 from gateway.routing.blocks import request_features
 text = "Could you plan a quiet weekend trip with my parents: a picnic, a museum and a walk by the river?"
 rows = [request_features(text, "Earlier we talked about trains, buses, tickets and timetables in the city.")]
@@ -314,13 +315,12 @@ def test_the_meaning_features_do_not_depend_on_the_hash_seed() -> None:
     """A row's words are a set, whose order follows the process's hash seed; summed in another order the
     mean differs in its last bits, and a retrained model file differed (issue 15: the same data must
     give the same file). Two processes with different seeds must compute the same bytes."""
-    import os
     import subprocess
     import sys
 
     digests = set()
     for seed in ("1", "2", "3"):
-        env = {**os.environ, "PYTHONHASHSEED": seed}
+        env = checkout_env(PYTHONHASHSEED=seed)
         run = subprocess.run(
             [sys.executable, "-c", _MEANING_DIGEST], env=env, capture_output=True, text=True, check=True
         )
@@ -329,7 +329,7 @@ def test_the_meaning_features_do_not_depend_on_the_hash_seed() -> None:
 
 
 def test_the_word_vectors_place_related_words_together() -> None:
-    from gateway.routing.training.vectors import load_word_vectors
+    from gateway_training.vectors import load_word_vectors
 
     vectors = load_word_vectors()
     assert vectors.dims == 256 and len(vectors.words) > 20_000
@@ -344,9 +344,9 @@ def test_the_word_vectors_place_related_words_together() -> None:
 
 
 def test_the_policy_report_counts_structural_rules_first() -> None:
-    from gateway.routing.training.fit import Prediction
-    from gateway.routing.training.report import under_policy
-    from gateway.routing.training.sources import Example
+    from gateway_training.fit import Prediction
+    from gateway_training.report import under_policy
+    from gateway_training.sources import Example
 
     snippet = Example([{"role": "user", "content": "Is `rm -rf ./build` safe?"}], "hard", "s", "code")
     prose = Example([{"role": "user", "content": "Is my bike safe to ride?"}], "easy", "s", "advice")
@@ -357,8 +357,8 @@ def test_the_policy_report_counts_structural_rules_first() -> None:
 def test_the_targets_report_says_where_each_target_is_met_and_what_it_costs_the_others() -> None:
     """report.targets: a hard class meets its target up to a threshold, an easy one from a threshold; the
     classes short of theirs at that edge; whether one threshold meets them all, and without which."""
-    from gateway.routing.training.fit import Prediction
-    from gateway.routing.training.report import targets
+    from gateway_training.fit import Prediction
+    from gateway_training.report import targets
 
     def predictions(scores: list[float], label: str, category: str) -> list[Prediction]:
         return [Prediction(Example([], label, "s", category), s) for s in scores]
@@ -390,8 +390,8 @@ def test_the_targets_report_says_where_each_target_is_met_and_what_it_costs_the_
 def test_the_threshold_is_the_best_balanced_one_that_fails_its_weakest_class_least() -> None:
     """choose_threshold: the best balanced accuracy; among thresholds within NEAR_BEST of it, the one
     whose worst class does best; a threshold off the plateau is never chosen for its classes."""
-    from gateway.routing.training.fit import NEAR_BEST, Prediction, balanced_accuracy, choose_threshold
-    from gateway.routing.training.sources import Example
+    from gateway_training.fit import NEAR_BEST, Prediction, balanced_accuracy, choose_threshold
+    from gateway_training.sources import Example
 
     def predictions(scores: list[float], label: str, category: str) -> list[Prediction]:
         return [Prediction(Example([], label, "s", category), s) for s in scores]
@@ -424,8 +424,8 @@ def test_sources_held_out_in_groups_are_each_scored_by_a_model_that_never_saw_th
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """leave_one_source_out(folds=N): N fits, each without the sources it scores; every example once."""
-    from gateway.routing.training import fit as fit_module
-    from gateway.routing.training.sources import Example
+    from gateway_training import fit as fit_module
+    from gateway_training.sources import Example
 
     data = tmp_path / "labelled.jsonl"
     write_data(data, n=80)
@@ -456,7 +456,7 @@ def test_sources_held_out_in_groups_are_each_scored_by_a_model_that_never_saw_th
 
 
 def test_the_card_gives_a_head_its_own_c() -> None:
-    from gateway.routing.training.card import _head_c
+    from gateway_training.card import _head_c
 
     assert _head_c({"c": 0.5, "head_c": {"small talk": 0.25}}) == " and 0.125 for the small talk head"
     assert _head_c({"c": 0.5, "head_c": {}}) == "" == _head_c({"c": 0.5})  # one head, or none set
@@ -464,7 +464,7 @@ def test_the_card_gives_a_head_its_own_c() -> None:
 
 @pytest.mark.parametrize("head_c", [(("smalltalk", 0.5),), (("small talk", 0.0),), (("code", -1.0),)])
 def test_a_head_c_for_no_head_or_not_above_zero_is_refused(head_c: tuple[tuple[str, float], ...]) -> None:
-    from gateway.routing.training.fit import FitSettings
+    from gateway_training.fit import FitSettings
 
     with pytest.raises(ValueError, match="head_c"):
         FitSettings(head_c=head_c)

@@ -40,10 +40,12 @@ async def models(request: Request) -> Response:
     record_of(request.scope).principal = principal.name
     created = state.started_at
     data = []
-    if principal.may_use(AUTO):
+    # The same resolution the routing decision gets: what a request from this key could be served by.
+    access = principal.access((b.name, b.model) for b in state.settings.backends)
+    if access.auto and not access.empty:
         data.append({"id": AUTO, "object": "model", "created": created, "owned_by": "gateway"})
     for backend in state.settings.backends:
-        if principal.may_route_to(backend.name) and principal.may_use(backend.name, backend.model):
+        if access.may_name(backend.name):
             data.append(
                 {"id": backend.model, "object": "model", "created": created, "owned_by": backend.name}
             )

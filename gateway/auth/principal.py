@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from gateway.limits.settings import LimitSettings
-from gateway.permissions import allows
+from gateway.permissions import Access, resolve_access
 
 __all__ = ["Principal"]
 
@@ -16,9 +17,10 @@ class Principal:
     # A configured key name or a JWT subject; never a credential.
     name: str
     kind: Literal["key", "jwt", "anonymous"]
-    # Model ids or backend names this principal may ask for (``auto`` included); None means any.
+    # Model ids or backend names this principal may ask for (``auto`` included); None means any. They
+    # also bound where ``auto`` goes: see permissions.resolve_access.
     models: frozenset[str] | None = None
-    # Backend names the router may send this principal's requests to (None: any).
+    # Backend names its requests may be sent to, however chosen (None: any).
     backends: frozenset[str] | None = None
     # Whether it may choose a backend itself (x-gateway-route, an alias); naming a model id always works.
     may_override: bool = True
@@ -41,10 +43,6 @@ class Principal:
     # The admin scope (a key's or its tier's): reads everybody's usage.
     admin: bool = False
 
-    def may_use(self, *names: str) -> bool:
-        """True when any of ``names`` (a backend's name and model id, or ``auto``) is allowed."""
-        return allows(self.models, *names)
-
-    def may_route_to(self, backend: str) -> bool:
-        """True when the router may send this principal's requests to ``backend``."""
-        return allows(self.backends, backend)
+    def access(self, catalog: Iterable[tuple[str, str]]) -> Access:
+        """What it may use among ``catalog`` (each configured backend's name and model id)."""
+        return resolve_access(self.models, self.backends, catalog)

@@ -1,4 +1,10 @@
-"""``gateway router train`` and ``gateway router eval``: the difficulty scorer's model, made and measured."""
+"""``gateway router train`` and ``gateway router eval``: the difficulty scorer's model, made and measured.
+
+The arguments are parsed here and the work is done by the trainer, ``gateway_training``: a distribution
+of its own (training/ in the repository), which the gateway's wheel and image leave out. It is imported
+when an action runs, so ``--help`` and every other command work without it, and a missing trainer is a
+one-line hint, not a traceback.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +15,35 @@ from pathlib import Path
 from gateway.routing.scorer import DEFAULT_MODEL, ModelError
 from gateway.routing.scorer_file import load_model
 
-__all__ = ["add_parser"]
+__all__ = ["INSTALL", "add_parser"]
+
+# What to install, said where the trainer is missing (and in each action's help). The distribution is not
+# on a package index: a checkout of the repository installs it.
+INSTALL = "pip install -e ./training (from a checkout of the gateway's repository)"
+TRAINER = "gateway_training"
+
+
+def _missing(exc: ModuleNotFoundError, action: str) -> int:
+    """Exit 2 with the hint when the trainer itself is what could not be imported; re-raise otherwise,
+    since a module missing inside an installed trainer is a broken install, and its traceback says which."""
+    if exc.name != TRAINER:
+        raise exc
+    print(
+        f"gateway: `gateway router {action}` needs the training package, which is not installed: {INSTALL}",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     router = sub.add_parser("router", help="train or evaluate the routing difficulty scorer")
     actions = router.add_subparsers(required=True, metavar="ACTION")
 
-    p = actions.add_parser("train", help="train a scorer model (needs the router-train extra)")
+    p = actions.add_parser(
+        "train",
+        help="train a scorer model (needs the training package)",
+        description=f"Train a scorer model. Needs the training package: {INSTALL}.",
+    )
     p.add_argument(
         "--data",
         type=Path,
@@ -45,7 +72,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--card", type=Path, help="also write a model card (Markdown): sources, licences, figures")
     p.set_defaults(func=_train)
 
-    p = actions.add_parser("eval", help="per-class accuracy, confusion table and threshold sweep")
+    p = actions.add_parser(
+        "eval",
+        help="per-class accuracy, confusion table and threshold sweep (needs the training package)",
+        description=f"Evaluate a scorer model on labelled prompts. Needs the training package: {INSTALL}.",
+    )
     p.add_argument("--data", type=Path, action="append", required=True, metavar="FILE.jsonl")
     p.add_argument("--model", default=DEFAULT_MODEL, help="a model file (default: the shipped model)")
     p.add_argument("--threshold", type=float, default=None, help="default: the model's")
@@ -53,10 +84,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _train(args: argparse.Namespace) -> int:
-    from gateway.routing.training.card import model_card
-    from gateway.routing.training.data import DataError, builtin_examples, load_jsonl
-    from gateway.routing.training.fit import FitSettings, choose_threshold, fit, leave_one_source_out
-    from gateway.routing.training.report import per_group, sweep
+    try:
+        from gateway_training.card import model_card
+        from gateway_training.data import DataError, builtin_examples, load_jsonl
+        from gateway_training.fit import FitSettings, choose_threshold, fit, leave_one_source_out
+        from gateway_training.report import per_group, sweep
+    except ModuleNotFoundError as exc:
+        return _missing(exc, "train")
 
     try:
         examples = [] if args.no_builtin else builtin_examples(args.per_source, args.seed)
@@ -108,9 +142,12 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from gateway.routing.training.data import DataError, load_jsonl
-    from gateway.routing.training.fit import predict
-    from gateway.routing.training.report import confusion, per_group, sweep
+    try:
+        from gateway_training.data import DataError, load_jsonl
+        from gateway_training.fit import predict
+        from gateway_training.report import confusion, per_group, sweep
+    except ModuleNotFoundError as exc:
+        return _missing(exc, "eval")
 
     try:
         model = load_model(args.model)

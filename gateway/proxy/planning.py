@@ -1,10 +1,10 @@
 """The routing plan of a parsed request: shared by the proxy loop, ``POST /v1/gateway/route`` and
 ``gateway route``, so that the dry run and the live request decide alike (issue 15).
 
-``plan_route`` checks what the principal may use and applies the speed tier; ``second_stage_texts`` says
-whether the optional embedding second stage should weigh in (its probability is computed by the caller,
-off the event loop); ``describe`` is the dry run's answer; ``dry_run_endpoint`` the API a dry-run body is
-read in.
+``plan_route`` hands the decision what the principal may use (the decision keeps every candidate inside
+it) and applies the speed tier; ``second_stage_texts`` says whether the optional embedding second stage
+should weigh in (its probability is computed by the caller, off the event loop); ``describe`` is the dry
+run's answer; ``dry_run_endpoint`` the API a dry-run body is read in.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from starlette.datastructures import Headers
 from gateway.auth.principal import Principal
 from gateway.config import Settings
 from gateway.errors import InvalidRequest
-from gateway.permissions import model_not_allowed
 from gateway.proxy.body import ProxiedRequest
 from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
-from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
+from gateway.routing import BackendView, Decision, RouteInput, decide, extract_features
 from gateway.routing.embedding import SecondStage
 from gateway.routing.features import RequestFeatures, conversation
 from gateway.routing.scorer import ScorerModel
@@ -61,13 +60,16 @@ def plan_route(
     if features is None:
         features = extract_features(parsed.view, parsed.endpoint, scorer, explain=explain)
     threshold = principal.route_threshold or policy.scorer.threshold or (scorer.threshold if scorer else 0.5)
+    access = principal.access((view.name, view.model) for view in views)
     decision = decide(
         RouteInput(
             model=parsed.model,
             features=features,
             principal=principal.name,
             header_route=headers.get(ROUTE_HEADER),
-            allowed_backends=principal.backends,
+            allowed_backends=access.backends,
+            may_auto=access.auto,
+            may_name=access.named,
             may_override=principal.may_override,
             threshold=threshold,
             embed=embed,
@@ -76,10 +78,6 @@ def plan_route(
         views,
         policy,
     )
-    first = settings.backend(decision.candidates[0])
-    asked = (AUTO,) if parsed.model == AUTO else (first.name, first.model, parsed.model)
-    if not principal.may_use(*asked):
-        raise model_not_allowed(parsed.model)
     tier = headers.get(SPEED_HEADER) or principal.speed_tier
     if tier is None:
         return decision, None

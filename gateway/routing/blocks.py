@@ -1,10 +1,10 @@
 """A request's features by the scorer's weight table, and the damping of its blocks of words.
 
 The scorer (``scorer.ScorerModel``) keeps one weight table per block of a request's features and
-intersects each table with its own block; training (``training/fit.py``) reads the same features as one
-set (``request_features``) and splits them by ``table_of``, so both see the same blocks and the same
-sizes. The newest turn's words, word pairs and pasted words, and the context's words, are the blocks a
-model trained with damping damps on a long text (``damping``).
+intersects each table with its own block; training (``training/gateway_training/fit.py``) reads the
+same features as one set (``request_features``) and splits them by ``table_of``, so both see the same
+blocks and the same sizes. The newest turn's words, word pairs and pasted words, and the context's
+words, are the blocks a model trained with damping damps on a long text (``damping``).
 """
 
 from __future__ import annotations

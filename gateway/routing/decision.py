@@ -6,15 +6,17 @@ Order of precedence:
    name) or an alias. An explicit choice is honoured as given, with no fallback to another backend, or
    refused: 403 ``route_not_allowed`` when the credential may not choose a route (the header or an
    alias; ``model`` naming a backend is still allowed), 403 ``model_not_allowed`` when it may not use
-   that backend, 404 ``endpoint_not_served`` when the backend does not serve the request's API, and 400
-   ``unsupported_on_backend`` when the choice is the diffusion backend and the request could crash its
-   engine (images, logprobs);
+   the chosen backend (whatever ``model`` says when the header chooses), 404 ``endpoint_not_served``
+   when the backend does not serve the request's API, and 400 ``unsupported_on_backend`` when the choice
+   is the diffusion backend and the request could crash its engine (images, logprobs);
 2. operator rules from the configuration, first match wins;
 3. the default policy: diffusion-incompatible and tool-heavy requests, code, thinking, and requests the
    difficulty scorer finds hard (score at or above the threshold) go to the autoregressive backend,
    everything else to the diffusion backend.
 
-Then the candidates are ordered by availability (circuit breaker, health) and load (spill-over).
+Then the candidates are narrowed to the backends the credential may use (403 ``model_not_allowed`` when
+none is left, or when it may not ask for ``auto``) and ordered by availability (circuit breaker, health)
+and load (spill-over), so that fallbacks and spill-over stay among them too.
 
 Reason codes (``x-gateway-route``): ``explicit:header``, ``explicit:model``, ``explicit:alias``,
 ``rule:<name>``, ``incompatible:<what>``, ``tool-heavy:tools``, ``tool-heavy:tool_choice``,
@@ -31,14 +33,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied
-from gateway.permissions import allows, model_not_allowed
+from gateway.permissions import AUTO, allows, model_not_allowed
 from gateway.routing.features import CRASHING, RequestFeatures
 from gateway.routing.scorer import Difficulty
 from gateway.routing.settings import RoutingSettings, Rule
 
 __all__ = ["AUTO", "BackendView", "Decision", "RouteInput", "decide"]
-
-AUTO = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +62,12 @@ class RouteInput:
     features: RequestFeatures
     principal: str = "anonymous"
     header_route: str | None = None
-    # Backend names this principal may use (None: all) and whether it may choose one explicitly.
+    # What the principal may use (permissions.Access, resolved by the caller): the backends that may serve
+    # it (None: all), whether it may ask for auto, whether it may name a backend (model id, name, alias,
+    # header), and whether it may choose a route (the header, an alias) at all.
     allowed_backends: frozenset[str] | None = None
+    may_auto: bool = True
+    may_name: bool = True
     may_override: bool = True
     # Difficulty scores at or above it are hard: the principal's own, else routing.scorer.threshold, else
     # the model's (resolved by the caller).
@@ -97,7 +101,10 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
             raise PermissionDenied(
                 "This credential may not choose a route explicitly.", code="route_not_allowed"
             )
-        _check_allowed(request, [backend.name])
+        if not (request.may_name and allows(request.allowed_backends, backend.name)):
+            if reason == "explicit:header":
+                raise model_not_allowed(request.header_route or backend.name, param=None)
+            raise model_not_allowed(request.model)
         if request.features.endpoint not in backend.endpoints:
             raise _not_served(request, [backend.name])
         reasons = [reason]
@@ -121,6 +128,8 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
             embed=request.embed,
         )
 
+    if not request.may_auto:
+        raise model_not_allowed(request.model)
     target, reasons, may_fall_to_diffusion = _by_policy(request, backends, policy)
     order = [b for b in backends if b.name == target] + [b for b in backends if b.name != target]
     candidates = [b for b in order if b.name == target or b.kind != "diffusion" or may_fall_to_diffusion]
@@ -182,11 +191,6 @@ def _wait_on(backend: BackendView) -> float:
     """Expected time to an answer on a full backend: its own latency plus the queue ahead, in batches."""
     ahead = backend.in_flight - backend.max_concurrency + 1
     return backend.expected_latency * (1 + ahead / backend.max_concurrency)
-
-
-def _check_allowed(request: RouteInput, names: list[str]) -> None:
-    if not allows(request.allowed_backends, *names):
-        raise model_not_allowed(request.model)
 
 
 def _resolve(

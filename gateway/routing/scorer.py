@@ -22,9 +22,10 @@ Scoring is pure and needs no third-party package (a few hundred dictionary look-
 Besides the weights of the features present, a model may hold **meaning** weights: one number per word
 of a fixed vocabulary and per block (the newest turn's words ``w:``, the pasted material's ``p:``, the
 context's ``c:w:``), and the logit adds, for each block, the MEAN of the numbers of its words present.
-That is a linear function of the mean of the words' static vectors (training/fit.py), folded into one
-number per word: a word no training source used still gets the weight its meaning earns, which is what
-a new way of writing needs (issue 15: held out, small talk 89 -> 91 %, code in words 94 -> 96 %).
+That is a linear function of the mean of the words' static vectors (training/gateway_training/fit.py),
+folded into one number per word: a word no training source used still gets the weight its meaning
+earns, which is what a new way of writing needs (issue 15: held out, small talk 89 -> 91 %, code in
+words 94 -> 96 %).
 """
 
 from __future__ import annotations
