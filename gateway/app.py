@@ -136,7 +136,7 @@ def create_app(
     snapshots: dict[str, BackendSnapshot] = {}
     backend_collector = BackendCollector(pool, snapshots)
     registry.register(backend_collector)
-    proxy = ProxyHandler(settings, upstream, pool, scorer=scorer, second_stage=second_stage)
+    proxy = ProxyHandler(settings, upstream, pool, limiter, scorer=scorer, second_stage=second_stage)
     state = GatewayState(
         settings=settings,
         auth=Authenticator(

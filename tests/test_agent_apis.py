@@ -176,9 +176,13 @@ def test_messages_errors_use_anthropic_envelope(make_gateway):
     limited = write_key(gw.keys_file, "limited", limits={"requests_per_minute": 1})
     client = claude(gw, key=limited)
     assert wait_for(
-        # GET: a POST to /v1/models is a 405 before any credential is read, so it never waited for the
-        # key file's reload, and under load the first request with the new key came back 401.
-        lambda: httpx.get(gw.url + "/v1/models", headers={"x-api-key": limited}).status_code == 200
+        # A body that is not JSON: 400 once the key file's reload knows the key (401 before), and never
+        # counted against its one request a minute (a request is counted once its body is read and
+        # checked; GET /v1/models counts).
+        lambda: (
+            httpx.post(gw.url + "/v1/messages", content=b"{", headers={"x-api-key": limited}).status_code
+            == 400
+        )
     )
     client.messages.create(model="auto", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
     with pytest.raises(anthropic.RateLimitError):

@@ -3,25 +3,32 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import openai
+import orjson
 import pytest
 import redis as redis_py
 import yaml
 from prometheus_client.mmap_dict import MmapedDict
 
+from gateway.proxy.cost import estimate_prompt_tokens
 from tests.redis_support import RedisServer, free_port
 from tests.support import AR_MODEL, DIFFUSION_MODEL, SIM_HEADERS, wait_for, write_key
 
 CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
+# What the gateway reserves for CHAT's prompt; the simulator counts it as 11 tokens.
+ESTIMATE = estimate_prompt_tokens({"messages": CHAT})
 
 
 @pytest.fixture
@@ -130,22 +137,27 @@ def test_two_gateway_processes_share_one_requests_per_minute_limit(tmp_path, red
 
 
 def _tokens_charged(store: redis_py.Redis) -> int:
-    """Tokens the store holds in any key's tokens-per-minute window (admission only reads them)."""
-    return sum(int(store.get(k) or 0) for k in store.scan_iter(match="*:tpm/*"))
+    """Tokens the store holds in any key's tokens-per-minute buckets."""
+    return sum(int(store.get(k) or 0) for k in store.scan_iter(match="*:tpm:*"))
 
 
 def test_tokens_per_minute_counts_streamed_responses(tmp_path, redis, make_gateway):
-    gw = make_gateway(state={"redis_url": redis.url}, limits={"tokens_per_minute": 20})
+    gw = make_gateway(state={"redis_url": redis.url}, limits={"tokens_per_minute": 40})
     store = redis_py.Redis.from_url(redis.url)
-    first = chat(gw.base_url.removesuffix("/v1"), gw.key, body={"stream": True})  # no include_usage asked
-    assert first.status_code == 200 and "data: [DONE]" in first.text
-    # The stream's prompt and completion tokens (over 20) are charged once it has ended. Watched in the
-    # store itself: a request sent to find out would spend tokens of its own and hide a stream that
-    # was never charged.
-    assert wait_for(lambda: _tokens_charged(store) > 0)
-    r = chat(gw.url, gw.key)
+    # Reserved: the prompt's estimate and max_tokens; spent: the simulator's count of the prompt and the
+    # 5 tokens it writes (it writes at least 24 when it may).
+    reserved, spent = ESTIMATE + 5, 11 + 5
+    assert reserved != spent
+    body = {"stream": True, "max_tokens": 5}  # no include_usage asked: the gateway asks for it upstream
+    first = chat(gw.url, gw.key, body=body)
+    assert first.status_code == 200 and "data: [DONE]" in first.text and '"usage"' not in first.text
+    assert first.headers["x-ratelimit-remaining-tokens"] == str(40 - reserved)
+    # Once the stream has ended its reservation is replaced by its usage. Watched in the store itself: a
+    # request sent to find out would reserve tokens of its own.
+    assert wait_for(lambda: _tokens_charged(store) == spent)
+    r = chat(gw.url, gw.key, body={"max_tokens": 10})  # 10 + the estimate: more than the 24 left
     assert r.status_code == 429
-    assert r.json()["error"]["type"] == "tokens" and r.headers["x-ratelimit-remaining-tokens"] == "0"
+    assert r.json()["error"]["type"] == "tokens" and r.headers["x-ratelimit-remaining-tokens"] == "24"
 
 
 def test_a_killed_processs_concurrency_slot_is_released_when_its_lease_expires(
@@ -234,10 +246,11 @@ def test_limits_come_from_keys_and_tiers(redis, make_gateway, tmp_path):
 
 
 def test_daily_quota(make_gateway):
-    gw = make_gateway(limits={"daily_tokens": 10})  # in-memory store
-    assert chat(gw.url, gw.key).status_code == 200
-    assert wait_for(lambda: chat(gw.url, gw.key).status_code == 429)
-    assert chat(gw.url, gw.key).json()["error"]["code"] == "insufficient_quota"
+    gw = make_gateway(limits={"daily_tokens": 60})  # in-memory store
+    # Each request reserves the prompt's estimate + 10 and spends 11 + 10: two fit, the third does not.
+    responses = [chat(gw.url, gw.key, body={"max_tokens": 10}) for _ in range(3)]
+    assert [r.status_code for r in responses] == [200, 200, 429]
+    assert responses[2].json()["error"]["code"] == "insufficient_quota"
 
 
 def test_workers_share_limits_and_report_one_set_of_metrics(tmp_path, redis, diffusion_sim, ar_sim):
@@ -286,3 +299,150 @@ def test_workers_share_limits_and_report_one_set_of_metrics(tmp_path, redis, dif
         if s.name == "gateway_requests_total" and s.labels.get("principal") == "workers"
     )
     assert total == limit + 2  # the whole server's count, not one worker's: the 200s and both 429s
+
+
+# ---- token budgets: reserved at admission, settled at the end -------------------------------------------
+
+
+def _left(gw, limit: int) -> int | None:
+    """What the key's tokens-per-minute budget has left, asked by a request too large for the limit:
+    refused, it reserves nothing (None when it was not refused as too large)."""
+    r = chat(gw.url, gw.key, body={"max_tokens": limit + 1})
+    if r.status_code != 429 or "Request too large" not in r.json()["error"]["message"]:
+        return None
+    return int(r.headers["x-ratelimit-remaining-tokens"])
+
+
+@pytest.mark.parametrize("store", ["memory", "redis"])
+def test_parallel_requests_spend_at_most_the_daily_quota_and_their_estimation_errors(
+    request, make_gateway, store
+):
+    state = {"redis_url": request.getfixturevalue("redis").url} if store == "redis" else {}
+    quota = 300
+    gw = make_gateway(state=state, limits={"daily_tokens": quota})
+
+    def wave(max_tokens: int) -> list[httpx.Response]:
+        with ThreadPoolExecutor(20) as pool:
+            return list(pool.map(lambda _: chat(gw.url, gw.key, body={"max_tokens": max_tokens}), range(20)))
+
+    # Each may write 2,000 tokens: none fits in the quota, and none is lowered to fit.
+    refused = wave(2000)
+    assert {r.status_code for r in refused} == {429}
+    assert {r.json()["error"]["code"] for r in refused} == {"insufficient_quota"}
+    # Each reserves the prompt's estimate + 20: 8 fit in 300 at once, and more as the first ones end and
+    # give back what they did not spend.
+    responses = wave(20)
+    served = [r.json()["usage"] for r in responses if r.status_code == 200]
+    assert quota // (ESTIMATE + 20) <= len(served) < 20
+    assert {r.json()["error"]["code"] for r in responses if r.status_code != 200} == {"insufficient_quota"}
+    # What they spent: at most the quota, plus what each one's prompt took beyond its estimate.
+    errors = sum(max(0, u["prompt_tokens"] - ESTIMATE) for u in served)
+    assert sum(u["total_tokens"] for u in served) <= quota + errors
+
+
+@pytest.mark.parametrize(
+    ("fault", "status"),
+    [("x-sim-fault", 502), ("x-sim-fault-diffusion", 200)],
+    ids=["every-backend-fails", "fallback"],
+)
+def test_a_reservation_is_replaced_by_what_the_request_spent(make_gateway, fault, status):
+    gw = make_gateway(limits={"tokens_per_minute": 1000})
+    first = chat(gw.url, gw.key, body={"max_tokens": 900}, **{fault: "status=500"})  # 900 + the estimate
+    assert first.status_code == status
+    assert first.headers["x-ratelimit-remaining-tokens"] == str(1000 - 900 - ESTIMATE)
+    spent = first.json()["usage"]["total_tokens"] if status == 200 else 0
+    if status == 200:
+        assert first.headers["x-gateway-fallback"].startswith("diffusion>autoregressive")
+    # The reservation goes back once the request has ended (after its answer was sent), less its usage.
+    assert wait_for(lambda: _left(gw, 1000) == 1000 - spent)
+
+
+def _hung_up(caplog) -> dict | None:
+    """The request log line of the one request whose client hung up (499) in this test."""
+    lines = [getattr(r, "fields", {}) for r in caplog.records if r.name == "gateway.request"]
+    return next((f for f in lines if f.get("status") == 499), None)
+
+
+def test_an_aborted_stream_is_charged_its_prompt_and_what_it_relayed(make_gateway, caplog):
+    caplog.set_level(logging.INFO, logger="gateway.request")
+    gw = make_gateway(limits={"tokens_per_minute": 100_000})
+    messages = [{"role": "user", "content": "word " * 3000}]  # 3,006 tokens as the simulator counts them
+    estimate = estimate_prompt_tokens({"messages": messages})
+    body = {"model": AR_MODEL, "messages": messages, "stream": True, "max_tokens": 200}
+    headers = {"authorization": f"Bearer {gw.key}", "x-sim-fault": "stall_after=5"}
+    with httpx.stream("POST", gw.url + "/v1/chat/completions", json=body, headers=headers, timeout=30) as r:
+        assert r.headers["x-ratelimit-remaining-tokens"] == str(100_000 - estimate - 200)
+        events = 0
+        for line in r.iter_lines():
+            events += line.startswith("data: ")
+            if events == 5:  # all the backend sends before it stalls: the role and four tokens
+                break
+    assert wait_for(lambda: _hung_up(caplog) is not None)
+    line = _hung_up(caplog)
+    assert line is not None and line["outcome"] == "disconnected"
+    # The backend's usage never came: the prompt is the gateway's estimate, and says so.
+    assert line["usage_estimated"] is True
+    assert (line["prompt_tokens"], line["completion_tokens"]) == (estimate, 4)
+    assert wait_for(lambda: _left(gw, 100_000) == 100_000 - estimate - 4)
+
+
+def test_a_client_gone_before_a_non_streamed_answer_is_charged_its_prompt(make_gateway, ar_sim, caplog):
+    caplog.set_level(logging.INFO, logger="gateway.request")
+    gw = make_gateway(limits={"tokens_per_minute": 100_000})
+    messages = [{"role": "user", "content": "word " * 3000}]
+    estimate = estimate_prompt_tokens({"messages": messages})
+    body = orjson.dumps({"model": AR_MODEL, "messages": messages, "max_tokens": 200})
+    head = (
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {gw.key}\r\nx-sim-fault: stall_after=0\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    started = ar_sim.state.started
+    with socket.create_connection(("127.0.0.1", gw.server.port)) as conn:
+        conn.sendall(head.encode() + body)
+        assert wait_for(lambda: ar_sim.state.started > started)  # the backend has the prompt: hang up
+    assert wait_for(lambda: _hung_up(caplog) is not None)
+    line = _hung_up(caplog)
+    assert line is not None and line["outcome"] == "disconnected" and line["usage_estimated"] is True
+    assert (line["prompt_tokens"], line["completion_tokens"]) == (estimate, 0)
+    assert wait_for(lambda: _left(gw, 100_000) == 100_000 - estimate)
+
+
+def test_a_model_the_key_may_not_use_is_403_even_at_its_rate_limit(make_gateway):
+    gw = make_gateway()
+    key = write_key(gw.keys_file, "narrow", models=[AR_MODEL], limits={"requests_per_minute": 1})
+    assert wait_for(lambda: chat(gw.url, key, body={"model": AR_MODEL}).status_code == 200)  # the one
+    for model in (DIFFUSION_MODEL, "auto"):
+        denied = chat(gw.url, key, body={"model": model})
+        assert denied.status_code == 403 and denied.json()["error"]["code"] == "model_not_allowed"
+    dry_run = httpx.post(
+        gw.url + "/v1/gateway/route",
+        json={"model": DIFFUSION_MODEL, "messages": CHAT},
+        headers={"authorization": f"Bearer {key}"},
+    )
+    assert dry_run.status_code == 403
+    limited = chat(gw.url, key, body={"model": AR_MODEL})
+    assert limited.status_code == 429 and limited.json()["error"]["type"] == "requests"
+
+
+def test_the_model_list_the_dry_run_and_usage_count_against_the_request_rate(make_gateway):
+    gw = make_gateway()
+    key = write_key(gw.keys_file, "counted", limits={"requests_per_minute": 3})
+    auth = {"authorization": f"Bearer {key}"}
+
+    def models() -> httpx.Response:
+        return httpx.get(gw.url + "/v1/models", headers=auth)
+
+    def route() -> httpx.Response:
+        return httpx.post(
+            gw.url + "/v1/gateway/route", json={"model": "auto", "messages": CHAT}, headers=auth
+        )
+
+    def usage() -> httpx.Response:
+        return httpx.get(gw.url + "/v1/gateway/usage", headers=auth)
+
+    assert wait_for(lambda: models().status_code == 200)  # the key file reloaded: one request
+    assert route().headers["x-ratelimit-remaining-requests"] == "1"
+    assert usage().headers["x-ratelimit-remaining-requests"] == "0"
+    for answer in (models(), route(), usage(), chat(gw.url, key)):
+        assert answer.status_code == 429
+        assert answer.json()["error"]["type"] == "requests" and "retry-after" in answer.headers

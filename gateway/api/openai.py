@@ -27,9 +27,7 @@ async def proxy(request: Request, endpoint: Endpoint, state: GatewayState) -> Re
     record.principal_kind = principal.kind
     record.tier = principal.tier
     record.principal_label = state.metrics.principal_label(principal.kind, principal.name, principal.tier)
-    admission = await state.limiter.admit(principal)
-    record.rate_headers = admission.headers
-    record.on_end.append(admission.finish)
+    # Limits are applied inside, once the body is read and its permissions checked.
     return await state.proxy.handle(request, endpoint, principal, record)
 
 
@@ -37,7 +35,9 @@ async def proxy(request: Request, endpoint: Endpoint, state: GatewayState) -> Re
 async def models(request: Request) -> Response:
     state: GatewayState = request.app.state.gateway
     principal = await state.auth.authenticate(request.headers)
-    record_of(request.scope).principal = principal.name
+    record = record_of(request.scope)
+    record.principal = principal.name
+    await state.count_request(principal, record)
     created = state.started_at
     data = []
     # The same resolution the routing decision gets: what a request from this key could be served by.
@@ -57,5 +57,8 @@ async def explain_route(request: Request) -> Response:
     """The routing decision for a request body, without sending it anywhere."""
     state: GatewayState = request.app.state.gateway
     principal = await state.auth.authenticate(request.headers)
-    record_of(request.scope).principal = principal.name
-    return state.json(await state.proxy.explain(request, principal))
+    record = record_of(request.scope)
+    record.principal = principal.name
+    explained = await state.proxy.explain(request, principal)
+    await state.count_request(principal, record)  # after the permission check in explain, as for a request
+    return state.json(explained)

@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from gateway.auth import Authenticator
 from gateway.auth.keys import KeyStore
+from gateway.auth.principal import Principal
 from gateway.config import Settings
 from gateway.limits.limiter import Limiter
 from gateway.limits.store import StateStore
@@ -62,6 +63,11 @@ class GatewayState:
             await self.ledger.close()
         if self.tracer is not None:
             await asyncio.to_thread(self.tracer.shutdown)
+
+    async def count_request(self, principal: Principal, record: RequestRecord) -> None:
+        """Count a request to a route that is not proxied against the principal's request rate: a 429
+        when it is spent, and the rate's headers on the answer otherwise."""
+        record.rate_headers = (await self.limiter.admit_request(principal)).headers
 
     @staticmethod
     def json(body: Any, status: int = 200) -> Response:

@@ -36,7 +36,8 @@ class UsageUnavailable(GatewayError):
 async def usage(request: Request) -> Response:
     state: GatewayState = request.app.state.gateway
     principal = await state.auth.authenticate(request.headers)
-    record_of(request.scope).principal = principal.name
+    record = record_of(request.scope)
+    record.principal = principal.name
     if state.ledger is None:
         raise NotFound("The usage ledger is off (usage.enabled: false).", code="usage_disabled")
     params = request.query_params
@@ -66,6 +67,7 @@ async def usage(request: Request) -> Response:
             principal_kind=principal.kind,
             limit=int(limit_text),
         )
+    await state.count_request(principal, record)  # after the checks of what it may read, as for a request
     try:
         rows = await state.ledger.summarize(query)
     except SQLAlchemyError as exc:

@@ -1,10 +1,15 @@
 """Admission control per principal: requests per minute, tokens per minute, concurrent requests and a
 daily token quota, in the shared state store.
 
-``admit`` runs before the request is read; a rejection is a 429 in OpenAI's envelope with
-``Retry-After``. Every admitted response carries OpenAI's ``x-ratelimit-*`` headers for the limits that
-apply. ``Admission.finish`` runs when the request has ended (its last byte sent): it charges the tokens
-from usage (prompt + completion, streams included) and gives the concurrency slot back.
+The proxy admits a request once it has read its body and checked what the principal may use (so that a
+key at its limit asking for a model it may not use gets 403, not 429): ``admit`` counts the request,
+reserves the most it may spend in the token budgets (gateway/limits/tokens.py: reservation, settlement
+and the bound on overshoot) and takes a concurrency slot. Routes that are not proxied count against the
+request rate with ``admit_request``. A rejection is a 429 in OpenAI's envelope with ``Retry-After``;
+every admitted response carries OpenAI's ``x-ratelimit-*`` headers for the limits that apply.
+``Admission.finish`` runs when the request has ended (its last byte sent, or its error): it replaces the
+reservation by the tokens spent (prompt + completion from usage, streams and estimates included) and
+gives the concurrency slot back.
 
 Limits hold across workers and replicas because the counters live in Redis (``state.redis_url``), not in
 the process (docs/peers.md #3). When the store cannot be reached, ``state.on_unavailable`` decides:
@@ -22,15 +27,16 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from typing import Protocol
 
 from gateway.errors import GatewayError
 from gateway.limits.principal import Principal
 from gateway.limits.settings import LimitSettings, StateSettings
-from gateway.limits.store import StateStore, StoreUnavailable, Window
+from gateway.limits.store import StateStore, StoreUnavailable, TokenGrant, Window
+from gateway.limits.tokens import Budget
 from gateway.record import RequestRecord
 
-__all__ = ["UNLIMITED", "Admission", "Limiter", "RateLimited", "reset_header"]
+__all__ = ["UNLIMITED", "Admission", "Cost", "Limiter", "RateLimited", "reset_header"]
 
 log = logging.getLogger("gateway.limits")
 
@@ -79,6 +85,19 @@ class Admission:
 UNLIMITED = Admission()
 
 
+class Cost(Protocol):
+    """What a request may spend, as the proxy knows it before sending it (gateway.proxy.cost)."""
+
+    @property
+    def prompt(self) -> int: ...  # the gateway's estimate of the prompt's tokens
+
+    @property
+    def max_tokens(self) -> int | None: ...  # per sequence; None: the request sets no limit
+
+    @property
+    def sequences(self) -> int: ...  # sequences it asks for (choices times prompts)
+
+
 class Limiter:
     def __init__(
         self,
@@ -108,71 +127,77 @@ class Limiter:
             merged = self._merged[override] = self._defaults.merged(override)
         return merged
 
-    async def admit(self, principal: Principal) -> Admission:
+    async def admit(self, principal: Principal, cost: Cost) -> Admission:
+        """Admit a proxied request: count it, reserve its tokens, take a concurrency slot."""
         if principal.limits is None and not self._defaults_apply:
             return UNLIMITED  # the common case without limits: no work on the hot path
         limits = self.limits_for(principal)
         if not limits.any:
             return UNLIMITED
-        who = self._who(principal)
         try:
-            return await self._admit(principal, limits, who)
+            return await self._admit(principal, limits, self._who(principal), cost)
         except StoreUnavailable as exc:
-            self._unavailable("admit", exc)
-            if self._state.on_unavailable == "closed":
-                raise LimiterUnavailable(
-                    "Rate limiting is unavailable, so the gateway is refusing requests; retry shortly."
-                ) from None
+            return self._store_failed(exc)
+
+    async def admit_request(self, principal: Principal) -> Admission:
+        """Count a request to a route that is not proxied (the model list, the dry run, usage) against
+        the principal's request rate: only that limit applies, and nothing is left to finish."""
+        if principal.limits is None and not self._defaults_apply:
             return UNLIMITED
+        limits = self.limits_for(principal)
+        if limits.requests_per_minute is None:
+            return UNLIMITED
+        try:
+            headers = await self._count(principal, limits, self._who(principal))
+        except StoreUnavailable as exc:
+            return self._store_failed(exc)
+        return Admission(headers=tuple(headers))
+
+    def _store_failed(self, exc: StoreUnavailable) -> Admission:
+        self._unavailable("admit", exc)
+        if self._state.on_unavailable == "closed":
+            raise LimiterUnavailable(
+                "Rate limiting is unavailable, so the gateway is refusing requests; retry shortly."
+            ) from None
+        return UNLIMITED
 
     def _who(self, principal: Principal) -> str:
         # Store keys, not metric labels: a JWT subject is fine here (it is not a secret, and Redis keys
         # expire with their windows).
         return self._store.key("p", principal.kind, principal.name)
 
-    async def _admit(self, principal: Principal, limits: LimitSettings, who: str) -> Admission:
+    async def _count(self, principal: Principal, limits: LimitSettings, who: str) -> list[tuple[str, str]]:
+        """One hit on the request rate, when the principal has one; its headers."""
+        if limits.requests_per_minute is None:
+            return []
+        allowed, window = await self._store.hit_requests(f"{who}:rpm", limits.requests_per_minute)
+        headers = _headers("requests", window)
+        if not allowed:
+            self._reject(principal, "requests")
+            raise _limited(
+                f"Rate limit reached for requests per minute: limit {window.limit}. "
+                f"Please try again in {reset_header(window.reset_after)}.",
+                "requests",
+                window,
+                headers,
+                "requests",
+            )
+        return headers
+
+    async def _admit(self, principal: Principal, limits: LimitSettings, who: str, cost: Cost) -> Admission:
         store = self._store
-        headers: list[tuple[str, str]] = []
-        if limits.requests_per_minute is not None:
-            allowed, window = await store.hit_requests(f"{who}:rpm", limits.requests_per_minute)
-            headers += _headers("requests", window)
-            if not allowed:
-                self._reject(principal, "requests")
-                raise _limited(
-                    f"Rate limit reached for requests per minute: limit {window.limit}. "
-                    f"Please try again in {reset_header(window.reset_after)}.",
-                    "requests",
-                    window,
-                    headers,
-                    "requests",
-                )
-        if limits.tokens_per_minute is not None:
-            window = await store.tokens(f"{who}:tpm", limits.tokens_per_minute)
-            headers += _headers("tokens", window)
-            if window.remaining <= 0:
-                self._reject(principal, "tokens")
-                raise _limited(
-                    f"Rate limit reached for tokens per minute: limit {window.limit}. "
-                    f"Please try again in {reset_header(window.reset_after)}.",
-                    "tokens",
-                    window,
-                    headers,
-                    "tokens",
-                )
-        day = datetime.now(UTC).strftime("%Y%m%d")
-        if limits.daily_tokens is not None:
-            window = await store.daily(f"{who}:day:{day}", limits.daily_tokens)
-            if window.remaining <= 0:
-                self._reject(principal, "daily_tokens")
-                error = _limited(
-                    f"You exceeded your daily token quota of {window.limit}.",
-                    "insufficient_quota",
-                    window,
-                    headers,
-                    "daily_tokens",
-                )
-                error.code = "insufficient_quota"
-                raise error
+        headers = await self._count(principal, limits, who)
+        grant: TokenGrant | None = None
+        budgets = _budgets(limits, who)
+        if budgets:
+            amount = cost.prompt + cost.sequences * (
+                cost.max_tokens if cost.max_tokens is not None else limits.reserved_max_tokens
+            )
+            grant = await store.reserve_tokens(budgets, amount)
+            if limits.tokens_per_minute is not None:  # the first budget
+                headers += _headers("tokens", _token_window(grant, 0))
+            if grant.refused is not None:
+                raise self._refused(principal, grant, headers)
         lease: str | None = None
         renewal: asyncio.Task[None] | None = None
         concurrency_key = f"{who}:concurrent"
@@ -182,6 +207,9 @@ class Limiter:
                 concurrency_key, limits.concurrent_requests, self._state.lease_ttl, lease
             )
             if not granted:
+                if grant is not None:  # the tokens go back: this request never runs
+                    with contextlib.suppress(StoreUnavailable):
+                        await store.settle_tokens(grant, 0)
                 self._reject(principal, "concurrency")
                 raise RateLimited(
                     f"Too many concurrent requests: limit {limits.concurrent_requests}.",
@@ -196,19 +224,51 @@ class Limiter:
             if renewal is not None:
                 renewal.cancel()
             try:
-                usage = record.usage
-                spent = usage.prompt_tokens + usage.completion_tokens if usage is not None else 0
-                if spent and limits.tokens_per_minute is not None:
-                    await store.add_tokens(f"{who}:tpm", limits.tokens_per_minute, spent)
-                if spent and limits.daily_tokens is not None:
-                    await store.add_daily(f"{who}:day:{day}", limits.daily_tokens, spent)
+                if grant is not None:
+                    usage = record.usage
+                    spent = usage.prompt_tokens + usage.completion_tokens if usage is not None else 0
+                    await store.settle_tokens(grant, spent)
                 if lease is not None:
                     await store.release(concurrency_key, lease)
             except StoreUnavailable as exc:
-                # The slot frees itself when its lease expires; the tokens are lost to the count.
+                # A slot frees itself when its lease expires; a reservation stays taken until its bucket
+                # expires, and tokens spent beyond it are lost to the count.
                 self._unavailable("finish", exc)
 
         return Admission(headers=tuple(headers), _finish=finish)
+
+    def _refused(
+        self, principal: Principal, grant: TokenGrant, headers: list[tuple[str, str]]
+    ) -> RateLimited:
+        assert grant.refused is not None
+        budget = grant.budgets[grant.refused]
+        window = _token_window(grant, grant.refused)
+        self._reject(principal, budget.name)
+        asked = (
+            f"this request may use up to {grant.amount} tokens "
+            "(its prompt's estimate and max_tokens for each sequence)"
+        )
+        if budget.name == "daily_tokens":
+            error = _limited(
+                f"Your daily token quota of {budget.limit} has {window.remaining} tokens left, and {asked}.",
+                "insufficient_quota",
+                window,
+                headers,
+                "daily_tokens",
+            )
+            error.code = "insufficient_quota"
+            return error
+        if grant.amount > budget.limit:  # no wait makes room for it: say what to change
+            message = (
+                f"Request too large for tokens per minute: limit {budget.limit}, and {asked}. "
+                "Lower max_tokens or shorten the prompt."
+            )
+        else:
+            message = (
+                f"Rate limit reached for tokens per minute: limit {budget.limit}, {window.remaining} left, "
+                f"and {asked}. Please try again in {reset_header(window.reset_after)}."
+            )
+        return _limited(message, "tokens", window, headers, "tokens")
 
     async def _renew(self, key: str, lease: str) -> None:
         """Keep a long request's slot: renew its lease well before it expires."""
@@ -232,6 +292,20 @@ class Limiter:
                 self._state.on_unavailable,
                 extra={"fields": {"op": op}},
             )
+
+
+def _budgets(limits: LimitSettings, who: str) -> tuple[Budget, ...]:
+    budgets: list[Budget] = []
+    if limits.tokens_per_minute is not None:
+        budgets.append(Budget("tokens", f"{who}:tpm", limits.tokens_per_minute, 60, sliding=True))
+    if limits.daily_tokens is not None:
+        budgets.append(Budget("daily_tokens", f"{who}:day", limits.daily_tokens, 86400, sliding=False))
+    return tuple(budgets)
+
+
+def _token_window(grant: TokenGrant, index: int) -> Window:
+    budget = grant.budgets[index]
+    return Window(budget.limit, grant.remaining(index), budget.reset_after(grant.now))
 
 
 def _headers(kind: str, window: Window) -> list[tuple[str, str]]:

@@ -6,7 +6,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-__all__ = ["LimitSettings", "StateSettings"]
+__all__ = ["DEFAULT_MAX_TOKENS", "LimitSettings", "StateSettings"]
+
+# Completion tokens reserved per sequence for a request that sets no max_tokens, unless
+# limits.default_max_tokens says otherwise.
+DEFAULT_MAX_TOKENS = 4096
+# The fields that limit anything: default_max_tokens only sizes the token reservations they make.
+_LIMITS = ("requests_per_minute", "tokens_per_minute", "concurrent_requests", "daily_tokens")
 
 
 class LimitSettings(BaseModel):
@@ -15,9 +21,16 @@ class LimitSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     requests_per_minute: int | None = Field(None, ge=1)
-    tokens_per_minute: int | None = Field(None, ge=1)  # prompt + completion, from usage, streams included
+    # Prompt + completion. Both token budgets are reserved at admission (the prompt's estimate plus
+    # max_tokens for every sequence asked for) and settled from usage when the request ends
+    # (gateway/limits/tokens.py).
+    tokens_per_minute: int | None = Field(None, ge=1)
     concurrent_requests: int | None = Field(None, ge=1)
     daily_tokens: int | None = Field(None, ge=1)  # per UTC day
+    # The max_tokens reserved for a request that sets none; null: DEFAULT_MAX_TOKENS. A backend that is
+    # not told a limit may write up to its context length, so a small value here lets such requests
+    # overshoot the budgets by what they write beyond it.
+    default_max_tokens: int | None = Field(None, ge=1)
 
     def merged(self, override: LimitSettings | None) -> LimitSettings:
         if override is None:
@@ -28,7 +41,11 @@ class LimitSettings(BaseModel):
     def any(self) -> bool:
         # Read field by field: model_dump() built a dict on every limited request (a tenth of the
         # limiter's time on a rejected request, py-spy, issue 16).
-        return any(getattr(self, name) is not None for name in type(self).model_fields)
+        return any(getattr(self, name) is not None for name in _LIMITS)
+
+    @property
+    def reserved_max_tokens(self) -> int:
+        return self.default_max_tokens if self.default_max_tokens is not None else DEFAULT_MAX_TOKENS
 
 
 class StateSettings(BaseModel):

@@ -1,10 +1,10 @@
-"""The shared state behind limits and backend load: rate windows and concurrency leases.
+"""The shared state behind limits and backend load: rate windows, token budgets and concurrency leases.
 
-Rate windows use the ``limits`` library (its moving window for requests: exact, so "100 per minute" lets
-exactly 100 through; its sliding-window counter for tokens, whose cost is only known after the answer),
-on its memory storage or on Redis. Concurrency slots are leases: sorted-set members scored by their expiry
-and updated by one Lua script each (atomic on Redis), so a worker or replica that dies without releasing
-its slots leaks them for ``lease_ttl`` seconds at most.
+Request rates use the ``limits`` library's moving window (exact: "100 per minute" lets exactly 100
+through), on its memory storage or on Redis. Token budgets are reserved and settled by
+``gateway.limits.tokens``, which says what bounds them. Concurrency slots are leases: sorted-set members
+scored by their expiry and updated by one Lua script each (atomic on Redis), so a worker or replica that
+dies without releasing its slots leaks them for ``lease_ttl`` seconds at most.
 
 Every call is bounded by ``state.timeout``; any failure of the store is raised as
 :class:`StoreUnavailable`, and the limiter applies the configured fail-open or fail-closed choice.
@@ -18,15 +18,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from limits import RateLimitItem, RateLimitItemPerDay, RateLimitItemPerMinute
+from limits import RateLimitItem, RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
-from limits.aio.strategies import (
-    FixedWindowRateLimiter,
-    MovingWindowRateLimiter,
-    SlidingWindowCounterRateLimiter,
-)
+from limits.aio.strategies import MovingWindowRateLimiter
 
 from gateway.errors import StoreUnavailable
+from gateway.limits.tokens import Budget, MemoryTokens, RedisTokens, TokenGrant
 
 __all__ = [
     "MemoryLeases",
@@ -34,6 +31,7 @@ __all__ = [
     "RedisLeases",
     "StateStore",
     "StoreUnavailable",
+    "TokenGrant",
     "Window",
     "build_store",
 ]
@@ -181,13 +179,18 @@ class StateStore:
     """Rate windows and leases behind one bounded, failure-translating interface."""
 
     def __init__(
-        self, storage: Storage, leases: MemoryLeases | RedisLeases, *, prefix: str, timeout: float
+        self,
+        storage: Storage,
+        leases: MemoryLeases | RedisLeases,
+        *,
+        prefix: str,
+        timeout: float,
+        tokens: MemoryTokens | RedisTokens | None = None,
     ) -> None:
         self._storage = storage
         self._moving = MovingWindowRateLimiter(storage)
-        self._sliding = SlidingWindowCounterRateLimiter(storage)
-        self._fixed = FixedWindowRateLimiter(storage)
         self._leases = leases
+        self._tokens = tokens if tokens is not None else MemoryTokens()
         self._prefix = prefix
         self._timeout = timeout
         self.shared = isinstance(leases, RedisLeases)
@@ -214,30 +217,25 @@ class StateStore:
         allowed = await self._bounded(self._moving.hit(item, key))
         return allowed, await self._window(self._moving, item, key)
 
-    async def tokens(self, key: str, per_minute: int) -> Window:
-        return await self._window(self._sliding, RateLimitItemPerMinute(per_minute), key)
-
-    async def add_tokens(self, key: str, per_minute: int, amount: int) -> None:
-        await self._charge(self._sliding, RateLimitItemPerMinute(per_minute), key, amount)
-
-    async def daily(self, key: str, quota: int) -> Window:
-        return await self._window(self._fixed, RateLimitItemPerDay(quota), key)
-
-    async def add_daily(self, key: str, quota: int, amount: int) -> None:
-        await self._charge(self._fixed, RateLimitItemPerDay(quota), key, amount)
-
     async def _window(self, limiter: Any, item: RateLimitItem, key: str) -> Window:
         stats = await self._bounded(limiter.get_window_stats(item, key))
         return Window(item.amount, max(0, stats.remaining), max(0.0, stats.reset_time - time.time()))
 
-    async def _charge(self, limiter: Any, item: RateLimitItem, key: str, amount: int) -> None:
-        """Record tokens already spent. The window can only take what is left in it (the library refuses a
-        larger cost); filling it is what matters: the next request waits for the window to move."""
-        if amount <= 0:
-            return
-        window = await self._window(limiter, item, key)
-        if window.remaining > 0:
-            await self._bounded(limiter.hit(item, key, cost=min(amount, window.remaining)))
+    # ---- token budgets ---------------------------------------------------------------------------------
+
+    async def reserve_tokens(self, budgets: tuple[Budget, ...], amount: int) -> TokenGrant:
+        """Take ``amount`` from every budget, or from none when one has no room for it."""
+        now = self._tokens.now()
+        refused, used = await self._bounded(self._tokens.reserve(budgets, amount, now))
+        buckets = tuple(budget.bucket(now) for budget in budgets)
+        return TokenGrant(budgets, amount, buckets, tuple(used), refused - 1 if refused else None, now)
+
+    async def settle_tokens(self, grant: TokenGrant, spent: int) -> None:
+        """Replace a granted reservation by what the request spent."""
+        delta = spent - grant.amount
+        if grant.refused is None and delta:
+            now = self._tokens.now()
+            await self._bounded(self._tokens.settle(grant.budgets, grant.buckets, delta, now))
 
     # ---- leases ----------------------------------------------------------------------------------------
 
@@ -260,9 +258,18 @@ class StateStore:
         await self._leases.aclose()
 
 
-def build_store(redis_url: str | None, *, prefix: str, timeout: float) -> StateStore:
+def build_store(
+    redis_url: str | None, *, prefix: str, timeout: float, clock: Callable[[], float] = time.time
+) -> StateStore:
+    """The store on Redis at ``redis_url``, else in memory; ``clock`` times the leases and token budgets."""
     if redis_url is None:
-        return StateStore(PacedMemoryStorage(), MemoryLeases(), prefix=prefix, timeout=timeout)
+        return StateStore(
+            PacedMemoryStorage(),
+            MemoryLeases(clock),
+            prefix=prefix,
+            timeout=timeout,
+            tokens=MemoryTokens(clock),
+        )
     import redis.asyncio as redis
 
     # One connection pool for the rate windows (the limits library's client) and the leases (ours), so
@@ -276,4 +283,5 @@ def build_store(redis_url: str | None, *, prefix: str, timeout: float) -> StateS
         key_prefix=f"{prefix}:rl",
         connection_pool=pool,  # type: ignore[arg-type]  # documented; its **options annotation is narrower
     )
-    return StateStore(storage, RedisLeases(pool), prefix=prefix, timeout=timeout)
+    leases, tokens = RedisLeases(pool, clock), RedisTokens(pool, clock)
+    return StateStore(storage, leases, prefix=prefix, timeout=timeout, tokens=tokens)

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.proxy.cost import RequestCost, charge_cut_short
 from gateway.proxy.dialects import (
     MARKERS,
     Endpoint,
@@ -62,6 +63,8 @@ class Attempt:
     clock: Callable[[], float] = time.perf_counter
     strip_reasoning: bool = False
     pacing: Schedule | None = None
+    # What the request may spend: what a stream cut short before its usage event is charged from.
+    cost: RequestCost | None = None
     # Issue 19: when the backend was sent the request (for RequestRecord.backend_seconds), and the
     # attempt's trace span while its stream is relayed.
     _sent_at: float = field(default=0.0, init=False)
@@ -214,11 +217,17 @@ class Attempt:
             body = pace(body, self.pacing)
             self.record.pacing = self.pacing.budget
             headers.append((PACING_HEADER, str(round(self.pacing.budget * 1000))))
-        record = self.record
+        record, cost = self.record, self.cost
 
         def ended(disconnected: bool) -> None:
             if disconnected:
-                _abandoned(record)
+                # 499 disconnected, as a non-streamed request is.
+                record.outcome = "disconnected"
+                record.status = CLIENT_CLOSED
+            if disconnected or record.usage is None:
+                # Without the backend's count (a client gone, a stream broken off or without usage) the
+                # stream is charged its prompt and what it relayed, never nothing.
+                charge_cut_short(record, cost)
             on_end(disconnected)
 
         return RelayStreamResponse(body, status=200, headers=headers + _SSE_HEADERS, on_end=ended)
@@ -284,23 +293,6 @@ class Attempt:
             self._end(self._span, Outcome(outcome=record.outcome or "ok"))
             if sent is not None and record.content is not None:
                 record.content["completion"] = answer_of_events(sent, self.endpoint).content
-
-
-def _abandoned(record: RequestRecord) -> None:
-    """A client that hung up mid-stream: 499 disconnected, as a non-streamed request is (issue 16), with the
-    tokens relayed so far. The backend's own count comes only in the last event, which never came, so it
-    is estimated from the events relayed: one token per event after the first (vLLM streams a token per
-    event), or for diffusion a whole canvas per event (what the backend computed, README Metrics)."""
-    record.outcome = "disconnected"
-    record.status = CLIENT_CLOSED
-    usage = record.usage
-    if usage is not None and usage.completion_tokens > 0:
-        return  # the backend's count arrived after all
-    events = max(0, record.relayed_events - 1)  # the first event carries the role, no token
-    run = record.diffusion
-    completion = events * run.canvas_length if run is not None else events
-    record.usage = Usage(usage.prompt_tokens if usage is not None else 0, completion, 0)
-    record.usage_estimated = True
 
 
 def _span_outcome(outcome: Outcome | None) -> str:

@@ -1,6 +1,7 @@
 """The proxy loop for ``/v1/chat/completions`` and ``/v1/completions``.
 
-read and check the body → decide the route → try the candidates in order → relay the answer.
+read and check the body → decide the route (what the principal may use is checked there) → admit it
+against the principal's limits, its tokens reserved → try the candidates in order → relay the answer.
 
 * A candidate is left for the next one on a connect error, a timeout before the first byte, a 5xx or
   429, or (diffusion answers only) a failed quality check; at most ``routing.retry_budget`` times, and
@@ -26,8 +27,10 @@ from starlette.responses import Response
 from gateway.auth.principal import Principal
 from gateway.config import Settings
 from gateway.errors import UpstreamFailure
+from gateway.limits.limiter import Limiter
 from gateway.proxy.attempt import CLIENT_CLOSED, Attempt
 from gateway.proxy.body import ProxiedRequest, parse_request, read_body, upstream_body
+from gateway.proxy.cost import RequestCost, charge_cut_short
 from gateway.proxy.dialects import PATHS, Endpoint
 from gateway.proxy.headers import FORWARDED, upstream_request_headers
 from gateway.proxy.outcome import Outcome
@@ -63,6 +66,7 @@ class ProxyHandler:
         settings: Settings,
         upstream: UpstreamClient,
         pool: BackendPool,
+        limiter: Limiter,
         *,
         scorer: ScorerModel | None = None,
         second_stage: SecondStage | None = None,
@@ -73,6 +77,7 @@ class ProxyHandler:
         self._backends = {b.name: b for b in settings.backends}
         self._upstream = upstream
         self._pool = pool
+        self._limiter = limiter
         self._scorer = scorer
         self._second_stage = second_stage
         # One worker: an embedding is CPU-bound (torch on routing.scorer.second_stage.threads threads),
@@ -152,6 +157,12 @@ class ProxyHandler:
             record.content = {"prompt": orjson.dumps(prompt).decode()}
             record.content_limit = telemetry.log_content_max_chars
         decision, steps = await self.plan(parsed, request.headers, principal)
+        # Admitted only now: a permission refusal (in plan) wins over a limit, and the token budgets
+        # can reserve what this body may spend.
+        cost = RequestCost(parsed)
+        admission = await self._limiter.admit(principal, cost)
+        record.rate_headers = admission.headers
+        record.on_end.append(admission.finish)
         record.route_reasons = decision.reasons
         record.route_score = decision.score
         record.routed_to = decision.candidates[0]
@@ -165,10 +176,12 @@ class ProxyHandler:
         strip = principal.strip_reasoning and openai
         try:
             return await cancel_on_disconnect(
-                request.receive, self._run(request, parsed, decision, steps, record, strip, pacing)
+                request.receive, self._run(request, parsed, decision, steps, record, cost, strip, pacing)
             )
         except ClientDisconnected:
             record.outcome = "disconnected"
+            if record.backend is not None:  # sent: the backend read the prompt before the hang-up
+                charge_cut_short(record, cost)
             return Response(status_code=CLIENT_CLOSED)
 
     async def _run(
@@ -178,6 +191,7 @@ class ProxyHandler:
         decision: Decision,
         steps: int | None,
         record: RequestRecord,
+        cost: RequestCost,
         strip_reasoning: bool = False,
         pacing: float | None = None,
     ) -> Response:
@@ -197,6 +211,7 @@ class ProxyHandler:
             else:
                 attempt = self._attempt(request, parsed, decision, steps, record, backend, following)
                 attempt.strip_reasoning = strip_reasoning
+                attempt.cost = cost
                 if pacing is not None and backend.kind == "diffusion":
                     # Only diffusion streams come in whole canvases; token streams keep their bytes.
                     attempt.pacing = Schedule(pacing, self._settings.pacing.interval)
