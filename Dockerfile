@@ -20,8 +20,7 @@ ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="diffusion-gateway" \
       org.opencontainers.image.description="Authenticating, diffusion-aware OpenAI-compatible gateway for vLLM backends" \
       org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.licenses="Apache-2.0" \
-      org.opencontainers.image.source="https://example.invalid/diffusion-gateway"
+      org.opencontainers.image.licenses="Apache-2.0"
 RUN groupadd --system --gid 10001 gateway \
  && useradd --system --uid 10001 --gid gateway --home-dir /var/lib/gateway --create-home gateway \
  && install -d -o gateway -g gateway -m 0700 /var/lib/gateway/keys /var/lib/gateway/usage

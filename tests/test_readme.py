@@ -1,13 +1,15 @@
-"""The README stays true: its shell commands run, the files it cites exist, its tables match the code.
+"""The README and the docs stay true: their shell commands run, the files and links they cite exist, their
+tables match the code, and the README stays a front door.
 
-Every fenced ``bash`` block is split into commands and each command is classified. Those that need no
-network, GPU or long-running server (``gateway init``, ``gateway keys ...``, ``gateway check-config``,
-``cp``, ``cd``, ``export``...; ``kubectl apply -k`` becomes ``kubectl kustomize``, which renders the same
-manifests without a cluster) run in README order in a copy of the repository, as a reader following it
-top to bottom would, each section in its own subshell starting at the copy's root. The rest (servers,
-curl, docker, vLLM, the install commands themselves) are named in a skip list; a command in neither list
-fails the test, so a new command is classified on purpose. The quickstart's install commands are checked
-by ``.ci/run``, which runs the test command verbatim (checked here too).
+Every fenced ``bash`` block of the README and of the pages it leads to (``WALKTHROUGH``, in the order a
+reader meets them) is split into commands and each command is classified. Those that need no network,
+GPU or long-running server (``gateway init``, ``gateway keys ...``, ``gateway check-config``, ``cp``,
+``cd``, ``export``...; ``kubectl apply -k`` becomes ``kubectl kustomize``, which renders the same
+manifests without a cluster) run in that order in a copy of the repository, as a reader following them
+would, each section in its own subshell starting at the copy's root. The rest (servers, curl, docker,
+vLLM, the install commands themselves) are named in a skip list; a command in neither list fails the
+test, so a new command is classified on purpose. The quickstart's install commands are checked by
+``.ci/run``, which runs the test command verbatim (checked here too).
 """
 
 from __future__ import annotations
@@ -27,6 +29,18 @@ from tests.support import system_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+# The pages whose shell commands run, in the order a reader following the README meets them (the keys
+# they create land in one keys.yaml, in this order). A page with a shell block must be listed here.
+WALKTHROUGH = (
+    "README.md",
+    "docs/frontends.md",
+    "docs/scorer.md",
+    "docs/operations.md",
+    "docs/deploy.md",
+    "CONTRIBUTING.md",
+)
+README_LINES = 350  # the README is a front door: reference material lives in docs/
 
 # Commands run here: they need no network, GPU or server of their own.
 RUN = (
@@ -38,6 +52,7 @@ RUN = (
     "cp ",
     "cd ",
     "mkdir ",
+    "sh deploy/compose/new-env.sh",
 )
 # Commands not run here, and why.
 SKIP = {
@@ -78,14 +93,25 @@ READER_FILES = {
 }
 
 
-def sections() -> list[tuple[str, str]]:
+def markdown_docs() -> list[Path]:
+    """Every page a reader may follow a link to: the README, CONTRIBUTING, CHANGELOG and docs/."""
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md"]
+    return pages + sorted((ROOT / "docs").rglob("*.md"))
+
+
+def sections(text: str = README) -> list[tuple[str, str]]:
     """(title, text) of each ``## `` section, in order; ``### `` subsections stay in their section."""
-    parts = re.split(r"^## (.+)$", README, flags=re.M)
+    parts = re.split(r"^## (.+)$", text, flags=re.M)
     return [(parts[i].strip(), parts[i + 1]) for i in range(1, len(parts), 2)]
 
 
-def section(title: str) -> str:
-    return dict(sections())[title]
+def section(title: str, text: str = README) -> str:
+    return dict(sections(text))[title]
+
+
+def without_fences(text: str) -> str:
+    """The text without its fenced code blocks (a ``# comment`` there is not a heading)."""
+    return re.sub(r"^```.*?^```$", "", text, flags=re.S | re.M)
 
 
 def shell_blocks(text: str) -> list[str]:
@@ -121,14 +147,20 @@ def classify(command: str) -> str | None:
         if match:
             return f"{match.group(1)}={match.group(2)}; export {match.group(1)}"
         return command
-    pytest.fail(f"README command not classified in tests/test_readme.py (RUN or SKIP): {command!r}")
+    pytest.fail(f"doc command not classified in tests/test_readme.py (RUN or SKIP): {command!r}")
 
 
 def runnable_script() -> tuple[str, list[str]]:
-    """A bash script running every runnable README command, section by section, and the commands."""
+    """A bash script running every runnable command of the walkthrough's pages, section by section, and
+    the commands."""
     lines = ["set -e"]
     ran: list[str] = []
-    for title, text in sections():
+    walk = [
+        (f"{page}: {title}", text)
+        for page in WALKTHROUGH
+        for title, text in sections((ROOT / page).read_text(encoding="utf-8"))
+    ]
+    for title, text in walk:
         for block in shell_blocks(text):
             cmds = [c for c in (classify(c) for c in commands(block)) if c is not None]
             if not cmds:
@@ -158,7 +190,7 @@ def gateway_shim(bin_dir: Path) -> None:
 # ---- the commands ------------------------------------------------------------------------------------------
 
 
-def test_every_runnable_readme_command_runs_in_a_fresh_copy(tmp_path):
+def test_every_runnable_doc_command_runs_in_a_fresh_copy(tmp_path):
     script, ran = runnable_script()
     # The commands the newcomer's path depends on are among those run (a broken extraction runs nothing).
     for expected in (
@@ -168,7 +200,7 @@ def test_every_runnable_readme_command_runs_in_a_fresh_copy(tmp_path):
         "gateway check-config --config gateway.yaml",
         "gateway keys create admin --keys-file keys.yaml",
         "kubectl kustomize . > /dev/null",
-        "cp .env.example .env",
+        "sh deploy/compose/new-env.sh",
     ):
         assert any(cmd.startswith(expected) for cmd in ran), expected
     kubectl = system_binary("kubectl")
@@ -187,9 +219,9 @@ def test_every_runnable_readme_command_runs_in_a_fresh_copy(tmp_path):
         timeout=300,
         check=False,
     )
-    assert result.returncode == 0, f"a README command failed:\n{result.stderr[-3000:]}\n{script}"
+    assert result.returncode == 0, f"a doc command failed:\n{result.stderr[-3000:]}\n{script}"
 
-    # What the README says those commands leave behind.
+    # What the pages say those commands leave behind.
     from gateway.auth.keys import KeyFile
     from gateway.config import load_settings
 
@@ -198,7 +230,15 @@ def test_every_runnable_readme_command_runs_in_a_fresh_copy(tmp_path):
     names = [k.name for k in KeyFile.read(repo / "keys.yaml").keys]
     assert names == ["alice", "telegram-bot", "ops"]  # the first two kept across `gateway init --force`
     assert [k.name for k in KeyFile.read(repo / "deploy" / "k8s-overlay" / "keys.yaml").keys] == ["admin"]
-    assert (repo / ".env").read_text() == (ROOT / ".env.example").read_text()
+    # .env is .env.example with every secret generated (32 random bytes as hex), nothing else changed.
+    template = (ROOT / ".env.example").read_text().splitlines()
+    written = (repo / ".env").read_text().splitlines()
+    assert len(written) == len(template)
+    for line, made in zip(template, written, strict=True):
+        if line.endswith(("_API_KEY=", "_PASSWORD=")):
+            assert made.startswith(line) and re.fullmatch(r"[0-9a-f]{64}", made[len(line) :]), made
+        else:
+            assert made == line
     assert "gw-" not in (repo / "keys.yaml").read_text()  # digests only
 
     # The overlay puts that key file, byte for byte, into the Secret the gateway mounts, under a fixed name.
@@ -212,6 +252,14 @@ def test_every_runnable_readme_command_runs_in_a_fresh_copy(tmp_path):
     secrets = {d["metadata"]["name"]: d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "Secret"}
     overlay_keys = (repo / "deploy" / "k8s-overlay" / "keys.yaml").read_bytes()
     assert base64.b64decode(secrets["gateway-keys"]["data"]["keys.yaml"]) == overlay_keys
+
+
+def test_every_page_with_shell_commands_is_in_the_walkthrough():
+    with_commands = {
+        str(page.relative_to(ROOT)) for page in markdown_docs() if shell_blocks(page.read_text("utf-8"))
+    }
+    assert with_commands <= set(WALKTHROUGH), sorted(with_commands - set(WALKTHROUGH))
+    assert all((ROOT / page).is_file() for page in WALKTHROUGH)
 
 
 def test_unknown_commands_are_not_silently_skipped():
@@ -255,15 +303,38 @@ def test_the_examples_extra_carries_the_sdk_the_using_it_snippet_imports():
 
 PATH_IN_TEXT = re.compile(r"(?<![\w./:-])((?:gateway|tests|bench|deploy|docs|examples|\.ci)/[\w./-]*[\w/])")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
-LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+LINK = re.compile(r"\]\(([^)\s]*)\)")
 FILE_NAME = re.compile(
     r"^[\w.-]+\.(?:py|ya?ml|md|json|toml|lock|lua|txt|example)$|^Dockerfile$|^\.env\.example$"
 )
 
 
+def links(text: str) -> list[tuple[str, str]]:
+    """(target, fragment) of each relative Markdown link outside code blocks."""
+    found = []
+    for link in LINK.findall(without_fences(text)):
+        if "://" in link or link.startswith("mailto:"):
+            continue
+        target, _, fragment = link.partition("#")
+        found.append((target, fragment))
+    return found
+
+
+def anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as hyphens,
+    a repeated heading numbered."""
+    seen: dict[str, int] = {}
+    for heading in re.findall(r"^#{1,6} (.+)$", without_fences(text), flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        seen[slug] = seen.get(slug, -1) + 1
+        if seen[slug]:
+            seen[f"{slug}-{seen[slug]}"] = 0
+    return set(seen)
+
+
 def cited_paths() -> set[str]:
     cited = set(PATH_IN_TEXT.findall(README))
-    cited |= {target for target in LINK.findall(README) if "://" not in target}
+    cited |= {target for target, _ in links(README) if target}
     for span in CODE_SPAN.findall(README):
         for token in span.split():
             token = token.strip(",;:()'\"")
@@ -274,28 +345,89 @@ def cited_paths() -> set[str]:
 
 def test_every_path_the_readme_cites_exists():
     cited = cited_paths()
-    assert {"deploy/gateway.example.yaml", "docs/backends.md", "deploy/compose/spark.yaml"} <= cited
+    assert {"deploy/gateway.example.yaml", "docs/backends.md", "docs/configuration.md"} <= cited
     missing = sorted(c for c in cited if not (ROOT / c).exists())
     assert not missing, f"the README cites files that are not in the repository: {missing}"
 
 
 def test_every_path_the_docs_cite_exists():
-    """docs/ says where the gateway acts on each fact: those files exist, and its links resolve."""
+    """Paths written out in a page (``gateway/routing/scorer.py``) are the repository's: they exist."""
     missing = []
-    for doc in sorted((ROOT / "docs").glob("*.md")):
+    for doc in markdown_docs():
         text = doc.read_text(encoding="utf-8")
-        missing += [f"{doc.name}: {c}" for c in PATH_IN_TEXT.findall(text) if not (ROOT / c).exists()]
-        links = [target for target in LINK.findall(text) if "://" not in target]
-        missing += [f"{doc.name}: {c}" for c in links if not (doc.parent / c).exists()]
+        name = doc.relative_to(ROOT)
+        cited = {c.rstrip(".") for c in PATH_IN_TEXT.findall(text)} - READER_FILES
+        missing += [f"{name}: {c}" for c in sorted(cited) if not (ROOT / c).exists()]
     assert not missing, missing
 
 
+def test_every_relative_link_and_anchor_resolves():
+    """Every relative link of the README, CONTRIBUTING, CHANGELOG and docs/ names a file that exists and,
+    with a ``#fragment``, a heading of that page."""
+    broken = []
+    checked = 0
+    for doc in markdown_docs():
+        for target, fragment in links(doc.read_text(encoding="utf-8")):
+            checked += 1
+            path = (doc.parent / target).resolve() if target else doc
+            where = f"{doc.relative_to(ROOT)}: ({target}#{fragment})"
+            if not path.exists():
+                broken.append(where)
+                continue
+            if fragment and path.suffix == ".md" and fragment not in anchors(path.read_text("utf-8")):
+                broken.append(f"{where}: no such heading")
+    assert checked > 100 and not broken, broken
+
+
+def test_anchors_are_github_s():
+    text = "# Using it\n## The edge: slow clients, a soak\n### `limits`\n## Notes\n## Notes\n```\n# no\n```\n"
+    assert anchors(text) == {"using-it", "the-edge-slow-clients-a-soak", "limits", "notes", "notes-1"}
+
+
+def test_the_readme_is_a_front_door():
+    """Short, and no lab notebook: dated entries and superseded figures belong to git and to
+    docs/history/, the reference to the other pages of docs/."""
+    lines = README.count("\n")
+    assert lines <= README_LINES, f"the README has {lines} lines; move reference material into docs/"
+    dates = re.findall(r"\b20\d\d-\d\d-\d\d\b", README)
+    assert not dates, f"dated entries in the README: {dates}"
+    titles = [title for title, _ in sections()]
+    for title in ("Quickstart", "Pick your path", "Using it", "Routing", "From demo to your own stack"):
+        assert title in titles, title
+    assert "| step | rule | goes to | reason code |" in section("Routing")  # the precedence table
+    assert "routing.scorer.threshold" in section("Routing") or "threshold:" in section("Routing")
+
+
+def test_the_license_matches_pyproject_and_the_image_labels():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == {"text": "Apache-2.0"}
+    license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
+    assert "END OF TERMS AND CONDITIONS" in license_text  # the whole text, not a pointer to it
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert 'org.opencontainers.image.licenses="Apache-2.0"' in dockerfile
+    assert "example.invalid" not in dockerfile  # no placeholder: a label that is not known is left out
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "## [Unreleased]" in changelog
+
+
+# ---- the pages that moved out of the README --------------------------------------------------------------
+
+
+def layout_block() -> str:
+    layout = re.search(
+        r"^```text\n(gateway/.*?)^```$", section("Layout", ARCHITECTURE.read_text("utf-8")), flags=re.S | re.M
+    )
+    assert layout is not None, "docs/architecture.md has a Layout section with the module list"
+    return layout.group(1)
+
+
 def test_the_layout_names_only_files_that_exist():
-    layout = re.search(r"^```text\n(gateway/.*?)^```$", section("Layout"), flags=re.S | re.M)
-    assert layout is not None
     top: Path | None = None
     checked = 0
-    for line in layout.group(1).splitlines():
+    for line in layout_block().splitlines():
         head = re.match(r"^([\w.-]+/)(?:\s|$)", line)
         if head:
             top = ROOT / head.group(1)
@@ -313,11 +445,9 @@ def test_the_layout_names_only_files_that_exist():
 def test_the_layout_names_every_module_of_gateway_and_its_packages():
     """The other way round: no module of ``gateway/`` or of its packages is missing from the Layout (the
     subfolders, such as routing/training/, are described as a whole)."""
-    layout = re.search(r"^```text\n(gateway/.*?)^```$", section("Layout"), flags=re.S | re.M)
-    assert layout is not None
     named: dict[str, set[str]] = {"": set()}
     folder = ""
-    for line in layout.group(1).splitlines()[1:]:  # below the "gateway/" line
+    for line in layout_block().splitlines()[1:]:  # below the "gateway/" line
         if not line.startswith("  "):
             break  # past gateway/
         head = re.match(r"^  ([a-z_]+)/\s", line)
@@ -335,10 +465,67 @@ def test_the_layout_names_every_module_of_gateway_and_its_packages():
     assert len(named) > 10 and unnamed == []
 
 
+def test_the_configuration_reference_is_generated_from_the_settings_models():
+    from gateway.commands import docs_config
+
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert docs_config.generated_part(page) == docs_config.render(), (
+        "docs/configuration.md is stale: run python -m gateway.commands.docs_config --write"
+    )
+    # Every key of the models has its row, and the tables name each top-level section.
+    from gateway.config import Settings
+
+    for name in Settings.model_fields:
+        assert f"### `{name}`" in page, name
+    for key in ("server.port", "backends[].url", "auth.tiers.<name>.route_threshold", "edge.send_timeout"):
+        assert f"| `{key}` |" in page, key
+
+
+def test_the_configuration_generator_reads_the_example_file_s_comments():
+    from gateway.commands.docs_config import example_comments
+
+    text = (
+        "server:\n  port: 8080   # where it listens\n                # on every address\n"
+        "backends:\n  - name: a   # its name\n    url: http://x   # its URL\n  - name: b   # ignored\n"
+        "auth:\n  # jwt:        # optional\n  #   leeway: 5  # seconds,\n"
+        "  #   audience: x  # not the leeway's\n"
+    )
+    assert example_comments(text) == {
+        "server.port": "where it listens on every address",
+        "backends[].name": "its name",
+        "backends[].url": "its URL",
+        "auth.jwt": "optional",
+        "auth.jwt.leeway": "seconds, not the leeway's",
+    }
+
+
+def test_the_deploy_page_serves_vllm_with_the_flags_the_stacks_carry():
+    """docs/deploy.md's ``vllm serve`` commands carry the flags compose.yaml and deploy/k8s are checked
+    against (tests/test_deploy.py), so a reader serving by hand serves what the stacks serve."""
+    import shlex
+
+    from tests.test_deploy import AR_FLAGS, DIFFUSION_FLAGS
+
+    text = section("The vLLM servers", (ROOT / "docs" / "deploy.md").read_text("utf-8"))
+    served = {}
+    for block in shell_blocks(text):
+        for command in commands(block):
+            if command.startswith("vllm serve "):
+                words = shlex.split(without_comment(command))[2:]
+                flags = set()
+                for word, after in zip(words[1:], [*words[2:], "--"], strict=True):
+                    if word.startswith("--"):
+                        flags.add(word if after.startswith("--") else f"{word}={after}")
+                served[words[0]] = flags
+    assert served["nvidia/diffusiongemma-26B-A4B-it-NVFP4"] >= DIFFUSION_FLAGS
+    assert served["google/gemma-4-26B-A4B-it"] >= AR_FLAGS
+
+
 def test_docs_cited_by_the_code_exist():
-    """Every ``docs/*.md`` the code, tests and deploy files cite is in the repository."""
+    """Every ``docs/*.md`` the code, the trainer, the benchmarks, tests and deploy files cite is in the
+    repository."""
     cited: set[str] = set()
-    for folder in ("gateway", "tests", "deploy"):
+    for folder in ("gateway", "training", "bench", "tests", "deploy"):
         for path in (ROOT / folder).rglob("*"):
             if path.suffix in (".py", ".yaml", ".yml") and path.is_file():
                 cited |= set(re.findall(r"docs/[\w-]+\.md", path.read_text(encoding="utf-8")))
