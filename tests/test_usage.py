@@ -830,7 +830,7 @@ def test_the_dashboards_top_keys_table_runs_on_a_postgres_ledger(postgres):
     """The Grafana table reads the ledger with SQL: run its query, Grafana's time macro expanded."""
     root = Path(__file__).resolve().parent.parent
     dashboard = json.loads((root / "deploy/grafana/dashboards/diffusion-gateway.json").read_text())
-    [panel] = [p for p in dashboard["panels"] if p["datasource"]["uid"] == "usage-ledger"]
+    [panel] = [p for p in dashboard["panels"] if p.get("datasource", {}).get("uid") == "${ledger}"]
     sql = panel["targets"][0]["rawSql"]
     now = time.time()
     url = postgres.url.rsplit("/", 1)[0] + "/dashboard"

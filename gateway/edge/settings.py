@@ -66,6 +66,7 @@ class EdgeSettings(BaseModel):
     # hands them over; a line still unfinished counts as it arrives (one endless value is cut at the
     # line bound, not at the deadline).
     max_header_bytes: int = Field(64 * 1024, ge=1024, le=1024 * 1024)
+    # Header fields (trailer fields included): a flood of tiny lines is cut here, long before the bytes.
     max_headers: int = Field(100, ge=8, le=1000)
     # One line: the request target (the URL), or one header field's name and value.
     max_header_line_bytes: int = Field(8 * 1024, ge=256, le=1024 * 1024)
@@ -82,6 +83,7 @@ class EdgeSettings(BaseModel):
     # own small cap: reachable when the main listener is full. Bind it where only operators reach it.
     operator_host: str = "127.0.0.1"
     operator_port: int | None = Field(None, ge=0, le=65535)
+    # The operator listener's own cap: a scraper and a probe or two, never the clients' load.
     operator_max_connections: int = Field(32, ge=1, le=10_000)
     # An upstream answer larger than this is not relayed: 502 before the first byte, an in-band error
     # after it (bytes as they come from the backend, SSE framing included).
