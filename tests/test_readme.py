@@ -579,7 +579,5 @@ def test_every_test_the_security_page_cites_exists():
         base, _, alternatives = name.partition("{")
         cited += [base + a for a in alternatives.rstrip("}").split(",")] if alternatives else [base]
     assert len(cited) > 30
-    missing = [
-        n for n in cited if f"def {n}(" not in sources and not (ROOT / "tests" / f"{n}.py").exists()
-    ]
+    missing = [n for n in cited if f"def {n}(" not in sources and not (ROOT / "tests" / f"{n}.py").exists()]
     assert not missing, missing
