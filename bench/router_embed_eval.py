@@ -44,10 +44,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never a hub download: the weight
 
 import numpy as np
 
-from gateway.routing.blocks import CONTEXT_CHARS
-from gateway.routing.embedding import SecondStageModel, load_embedder, window
 from gateway.routing.features import conversation
-from gateway.routing.scorer_file import load_model
+from gateway.routing.scorer.blocks import CONTEXT_CHARS
+from gateway.routing.scorer.embedding import SecondStageModel, load_embedder, window
+from gateway.routing.scorer.load import load_model
 from gateway_training.data import builtin_examples
 from gateway_training.fit import FitSettings, leave_one_source_out
 from gateway_training.sources import Example

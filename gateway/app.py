@@ -27,16 +27,16 @@ from gateway.api.state import GatewayState
 from gateway.auth import Authenticator
 from gateway.auth.keys import KeyStore
 from gateway.auth.tokens import JWTVerifier
+from gateway.backends.health import probe_forever
+from gateway.backends.state import BackendPool, SharedCount
 from gateway.config import ConfigError, Settings, load_settings
 from gateway.limits.limiter import Limiter
 from gateway.limits.store import build_store
 from gateway.proxy.handler import ProxyHandler
 from gateway.record import RequestRecord
-from gateway.routing.embedding import SecondStage, second_stage_for
-from gateway.routing.health import probe_forever
-from gateway.routing.scorer import ModelError, ScorerModel
-from gateway.routing.scorer_file import scorer_for
-from gateway.routing.state import BackendPool, SharedCount
+from gateway.routing.scorer.embedding import SecondStage, second_stage_for
+from gateway.routing.scorer.linear import ModelError, ScorerModel
+from gateway.routing.scorer.load import scorer_for
 from gateway.server import serving_collections
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.logs import AuthFailureLog, configure_logging

@@ -15,7 +15,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.config import ConfigError
-from gateway.routing.settings import ScorerSettings
+from gateway.routing.scorer.settings import ScorerSettings
 from tests.support import gateway_settings, wait_for, write_key
 
 HARD = (

@@ -17,10 +17,18 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gateway.routing import BackendView, RouteInput, decide, extract_features, lexicons
-from gateway.routing import text as text_module
-from gateway.routing.blocks import TABLES, damping, request_features, split_blocks, split_features, table_of
-from gateway.routing.scorer import (
+from gateway.routing import BackendView, RouteInput, decide, extract_features
+from gateway.routing.scorer import lexicons
+from gateway.routing.scorer import text as text_module
+from gateway.routing.scorer.blocks import (
+    TABLES,
+    damping,
+    request_features,
+    split_blocks,
+    split_features,
+    table_of,
+)
+from gateway.routing.scorer.linear import (
     FORMAT,
     FORMAT_HEADS,
     MEANING_PRIOR,
@@ -28,9 +36,10 @@ from gateway.routing.scorer import (
     ModelError,
     ScorerModel,
 )
-from gateway.routing.scorer_file import load_model, parse_model
-from gateway.routing.settings import RoutingSettings, RuleConditions, ScorerSettings
-from gateway.routing.text import HEAD_CHARS, TAIL_CHARS, featurize, featurize_blocks, split_payload
+from gateway.routing.scorer.load import load_model, parse_model
+from gateway.routing.scorer.settings import ScorerSettings
+from gateway.routing.scorer.text import HEAD_CHARS, TAIL_CHARS, featurize, featurize_blocks, split_payload
+from gateway.routing.settings import RoutingSettings, RuleConditions
 
 D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4)
 A = BackendView(name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256)

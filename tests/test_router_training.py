@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gateway.cli import main
-from gateway.routing.scorer_file import load_model
+from gateway.routing.scorer.load import load_model
 from gateway_training.data import DataError, builtin_examples, builtin_sources, load_jsonl
 from gateway_training.sources import Example
 from tests.support import checkout_env
@@ -265,7 +265,7 @@ def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
     from scipy.sparse import csr_matrix
     from sklearn.linear_model import LogisticRegression
 
-    from gateway.routing.scorer import MEANING_PRIOR
+    from gateway.routing.scorer.linear import MEANING_PRIOR
     from gateway_training.fit import FitSettings, fit
     from gateway_training.vectors import load_word_vectors
 
@@ -304,7 +304,7 @@ _MEANING_DIGEST = """
 import hashlib
 from gateway_training.fit import meaning_matrix
 from gateway_training.vectors import load_word_vectors
-from gateway.routing.blocks import request_features
+from gateway.routing.scorer.blocks import request_features
 text = "Could you plan a quiet weekend trip with my parents: a picnic, a museum and a walk by the river?"
 rows = [request_features(text, "Earlier we talked about trains, buses, tickets and timetables in the city.")]
 print(hashlib.sha256(meaning_matrix(rows, load_word_vectors(), 12.0).tobytes()).hexdigest())

@@ -14,12 +14,12 @@ from starlette.responses import Response
 from gateway.auth import Authenticator
 from gateway.auth.keys import KeyStore
 from gateway.auth.principal import Principal
+from gateway.backends.state import BackendPool
 from gateway.config import Settings
 from gateway.limits.limiter import Limiter
 from gateway.limits.store import StateStore
 from gateway.proxy.handler import ProxyHandler
 from gateway.record import RequestRecord
-from gateway.routing.state import BackendPool
 from gateway.telemetry.metrics import Metrics
 from gateway.upstream import UpstreamClient
 from gateway.usage.ledger import Ledger

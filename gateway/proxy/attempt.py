@@ -26,11 +26,11 @@ from gateway.proxy.dialects.base import json_or_none
 from gateway.proxy.headers import client_response_headers
 from gateway.proxy.outcome import Outcome, failed, from_status, raw_response
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pace
+from gateway.proxy.quality import Answer, check_answer
 from gateway.proxy.sse import EventSplitter
 from gateway.proxy.thinking import strip_reasoning_body, strip_reasoning_event
 from gateway.record import RequestRecord, Usage
 from gateway.relay import RelayStreamResponse
-from gateway.routing.quality import Answer, check_answer
 from gateway.routing.settings import QualitySettings
 from gateway.upstream import (
     UpstreamBroken,

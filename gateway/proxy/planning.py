@@ -17,9 +17,9 @@ from gateway.errors import InvalidRequest
 from gateway.proxy.body import ProxiedRequest
 from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
 from gateway.routing import BackendView, Decision, RouteInput, decide, extract_features
-from gateway.routing.embedding import SecondStage
 from gateway.routing.features import RequestFeatures, conversation
-from gateway.routing.scorer import ScorerModel
+from gateway.routing.scorer.embedding import SecondStage
+from gateway.routing.scorer.linear import ScorerModel
 from gateway.upstream.settings import BackendSettings
 
 __all__ = [

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.chat_view import asks_logprobs, content_kind
-from gateway.routing.scorer import Difficulty, ScorerModel
+from gateway.routing.scorer.linear import Difficulty, ScorerModel
 from gateway.wire import DIFFUSION_UNSUPPORTED_SAMPLING
 
 __all__ = [

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.routing.scorer import ScorerModel
+from gateway.routing.scorer.linear import ScorerModel
 from gateway_training.data import builtin_sources, public_licences
 from gateway_training.fit import Prediction, recall
 from gateway_training.report import confusion, per_group, sweep, targets, under_policy

@@ -1,4 +1,4 @@
-"""Fitting the scorer: a logistic regression over the features of ``gateway.routing.text``.
+"""Fitting the scorer: a logistic regression over the features of ``gateway.routing.scorer.text``.
 
 scikit-learn (a dependency of this package, not of the gateway) does the fitting: its liblinear solver
 is exact, deterministic for a given seed, and fits tens of thousands of sparse rows in about a second on
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from gateway.routing.blocks import DAMPED, damping, request_features, table_of
 from gateway.routing.features import conversation
-from gateway.routing.scorer import (
+from gateway.routing.scorer.blocks import DAMPED, damping, request_features, table_of
+from gateway.routing.scorer.linear import (
     MEANING_BLOCKS,
     MEANING_PRIOR,
     ONE_HEAD,
@@ -58,7 +58,7 @@ class FitSettings:
     # 93.1 -> 93.6 %, code 81 -> 82 %, reasoning 94.6 -> 95.2 %). The stored weights are multiplied back,
     # so the gateway still sums the weights of the features present.
     structure_scale: float = 2.0
-    # The meaning features (the mean of the static vectors of each block's words, scorer.py) enter the
+    # The meaning features (the mean of the static vectors of each block's words, scorer/linear.py) enter the
     # fit multiplied by this; 0 leaves them out. A mean of unit vectors is short, so under the shared
     # L2 penalty it needs a scale of this order to weigh at all. Chosen by the leave-one-source-out
     # figures (issue 15, 128 dimensions: 4 -> 12 -> 24, see the README; at 256 dimensions 12 and 15

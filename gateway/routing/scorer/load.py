@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway.errors import ModelError
-from gateway.routing import model_file
-from gateway.routing import weights as tables
-from gateway.routing.scorer import (
+from gateway.routing.scorer import model_file
+from gateway.routing.scorer import weights as tables
+from gateway.routing.scorer.linear import (
     DEFAULT_MODEL,
     FORMAT,
     FORMAT_HEADS,
@@ -22,7 +22,7 @@ from gateway.routing.scorer import (
     Head,
     ScorerModel,
 )
-from gateway.routing.settings import ScorerSettings
+from gateway.routing.scorer.settings import ScorerSettings
 
 __all__ = ["load_model", "parse_model", "scorer_for"]
 

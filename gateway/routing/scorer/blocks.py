@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from gateway.routing.text import featurize_blocks
+from gateway.routing.scorer.text import featurize_blocks
 
 __all__ = [
     "CONTEXT_CHARS",

@@ -1,6 +1,6 @@
 """The difficulty scorer: the probability that a request needs the autoregressive backend.
 
-Logistic models over the binary features of ``gateway.routing.text``: with one head the score of a
+Logistic models over the binary features of ``gateway.routing.scorer.text``: with one head the score of a
 request is ``sigmoid(bias + the sum of the weights of its features)``, where the sum of each block of
 words (the turn's words, word pairs and pasted words, the context's words) is damped on a long text
 (``blocks.damping``, for a model trained with it); the shipped model has a head per group of training
@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway.errors import ModelError
-from gateway.routing import model_file
-from gateway.routing import weights as tables
-from gateway.routing.blocks import (
+from gateway.routing.scorer import model_file
+from gateway.routing.scorer import weights as tables
+from gateway.routing.scorer.blocks import (
     DAMPED,
     NO_CONTEXT,
     TABLES,
@@ -66,7 +66,7 @@ __all__ = [
 
 FORMAT = "gateway-router/1"  # one head
 FORMAT_HEADS = "gateway-router/2"  # several heads (ScorerModel)
-DEFAULT_MODEL = model_file.SHIPPED  # the model shipped in gateway/routing/models/
+DEFAULT_MODEL = model_file.SHIPPED  # the model shipped in gateway/routing/scorer/models/
 # The blocks of meaning weights, by the prefix of the word features they average over.
 MEANING_BLOCKS = ("w:", "p:", "c:w:")
 MEANING = "m:"  # the prefix of a meaning block's contribution in explanations ("m:w:")

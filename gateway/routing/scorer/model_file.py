@@ -19,12 +19,13 @@ SHIPPED = "default"  # the name that means "the model shipped in the package"
 
 
 def read(name_or_path: str | Path, shipped_file: str, what: str) -> tuple[bytes, str]:
-    """The bytes of the shipped model (``"default"``: ``gateway/routing/models/<shipped_file>``) or of a
-    file, and the label errors name it by."""
+    """The bytes of the shipped model (``"default"``: ``gateway/routing/scorer/models/<shipped_file>``)
+    or of a file, and the label errors name it by."""
     if str(name_or_path) == SHIPPED:
-        label = f"the shipped {what} (gateway/routing/models/{shipped_file})"
+        label = f"the shipped {what} (gateway/routing/scorer/models/{shipped_file})"
         try:
-            return resources.files("gateway.routing").joinpath("models", shipped_file).read_bytes(), label
+            shipped = resources.files("gateway.routing.scorer").joinpath("models", shipped_file)
+            return shipped.read_bytes(), label
         except OSError as exc:
             raise ModelError(f"{label} is missing from the installation: {exc}") from exc
     label = f"{what} {name_or_path}"

@@ -1,4 +1,4 @@
-"""The word lists the difficulty scorer counts in a text (``gateway.routing.text``), several languages.
+"""The word lists the difficulty scorer counts in a text (``gateway.routing.scorer.text``), several languages.
 
 Each list is a lexicon whose size in a text is a feature (``s:code_terms=2-3``, ``s:social_terms=0``):
 a count learned against counter-examples carries over to requests no training source wrote, where single

@@ -16,7 +16,7 @@
   of each lexicon (programming terms, programming verbs, maths terms, the programming and maths terms
   together, transform verbs, words of feeling, opinion and company). Digits and punctuation read the same
   in any language; the units, laughter, quantity questions and lexicons, and the capitalised words that
-  are not names, come from word lists (``gateway.routing.lexicons``), so those features know only the
+  are not names, come from word lists (``gateway.routing.scorer.lexicons``), so those features know only the
   languages the lists cover. Counts are bucketed, so a linear model can weigh "three names and a
   question" differently from "one name" without any scaling.
 - ``p:<word>`` and ``ps:<what>=<bucket>``: when the turn is a short instruction and a long pasted text
@@ -30,7 +30,7 @@ Bob hold?"), and the cost stays flat however long the turn is (the bench's 1 MB 
 8,000-character one does). Everything here is one pass for the words (``str.translate`` and ``split``
 on ASCII text, a regular expression otherwise; linear: no nested repetition), ``str.count`` and set
 look-ups; the few other patterns run only on a window that holds the character they start with. The
-word lists counted live in ``gateway.routing.lexicons``.
+word lists counted live in ``gateway.routing.scorer.lexicons``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import itertools
 import re
 from typing import NamedTuple
 
-from gateway.routing.lexicons import (
+from gateway.routing.scorer.lexicons import (
     CODE_TERMS,
     CODE_VERBS,
     DOMAIN,

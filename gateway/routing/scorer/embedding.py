@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from gateway.errors import ModelError
-from gateway.routing import model_file
-from gateway.routing.blocks import CONTEXT_CHARS
-from gateway.routing.settings import SecondStageSettings
+from gateway.routing.scorer import model_file
+from gateway.routing.scorer.blocks import CONTEXT_CHARS
+from gateway.routing.scorer.settings import SecondStageSettings
 
 __all__ = [
     "DIMENSIONS",
@@ -45,7 +45,7 @@ __all__ = [
 
 FORMAT = "gateway-router-embed/1"
 DIMENSIONS = 384  # all-MiniLM-L6-v2
-# The head and the tail of a long turn, where its instruction sits (as gateway.routing.text reads it);
+# The head and the tail of a long turn, where its instruction sits (as gateway.routing.scorer.text reads it);
 # the model reads 256 word pieces at most anyway.
 HEAD_CHARS, TAIL_CHARS = 800, 400
 INSTALL_HINT = "pip install 'diffusion-gateway[router-embed]'"
