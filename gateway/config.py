@@ -13,8 +13,9 @@ Everything is validated here, so a bad file fails at start-up with a message nam
 on a request. Relative paths in the file are resolved against the file's own directory.
 
 Each section lives next to the package it configures (``auth/settings.py``, ``upstream/settings.py`` for
-``backends:``, ``routing/``, ``limits/``, ``telemetry/``, ``usage/``, ``edge/``), and those packages never
-import this module. Two sections stay here: ``server:`` and ``pacing:`` configure the layers above this
+``backends:``, ``routing/`` with the scorer's and the breakers' parts from ``routing/scorer/`` and
+``backends/``, ``limits/``, ``telemetry/``, ``usage/``, ``edge/``), and those packages never import this
+module. Two sections stay here: ``server:`` and ``pacing:`` configure the layers above this
 one (the process and the proxy loop, which read the assembled :class:`Settings`), and a section of theirs
 could not be imported from here without an import upward (pyproject.toml, ``[tool.importlinter]``).
 """
