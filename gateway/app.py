@@ -174,7 +174,7 @@ def create_app(
             await verifier.jwks.refresh()  # a failure is logged; cached-or-503 logic takes over
         if ledger is not None:
             ledger.start()
-        # As server.serve does for one process (issue 16).
+        # As server.serve does for one process.
         collections = serving_collections() if gc_clock else contextlib.nullcontext()
         try:
             with collections:
@@ -182,7 +182,7 @@ def create_app(
         finally:
             for task in tasks:
                 task.cancel()
-            # By now every request has finished, so every ledger row and span is queued (issue 19).
+            # By now every request has finished, so every ledger row and span is queued.
             await state.aclose()
 
     app = FastAPI(
@@ -203,7 +203,7 @@ def create_app(
 def _usage_and_tracing(
     settings: Settings, metrics: Metrics
 ) -> tuple[Ledger | None, Tracer | None, tuple[Callable[[RequestRecord, float], None], ...]]:
-    """The usage ledger and the tracer (issue 19), and what the middleware runs when a request ends: the
+    """The usage ledger and the tracer, and what the middleware runs when a request ends: the
     sampled log line of a refused credential, the trace's end, the ledger's row."""
     ledger = None
     if settings.usage.enabled:

@@ -1,4 +1,4 @@
-"""One exception tree (issue 18): every exception class the package defines descends from errors.Error,
+"""One exception tree: every exception class the package defines descends from errors.Error,
 and the envelope is built by errors.error_response wherever an error is answered."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The optional embedding second stage (gateway/routing/scorer/embedding.py, issue 15).
+"""The optional embedding second stage (gateway/routing/scorer/embedding.py).
 
 The settings, the model file's validation, the decision's use of the second stage's probability and the
 start-up error when the extra is missing run everywhere. The tests that embed text need the router-embed

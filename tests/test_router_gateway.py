@@ -1,6 +1,6 @@
 """The difficulty scorer in the running gateway: dry run and live request agree for every API, the dry
 run explains, keys set their own threshold, the score reaches metrics and logs, a bad model stops
-start-up (issue 15)."""
+start-up."""
 
 from __future__ import annotations
 

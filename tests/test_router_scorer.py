@@ -1,7 +1,7 @@
-"""The difficulty scorer: features, model files, the shipped model's verdicts, settings (issue 15).
+"""The difficulty scorer: features, model files, the shipped model's verdicts, settings.
 
 Accuracy figures live in the bench (bench/router_loso.py, bench/routing_eval.py); these tests check
-behaviour: determinism, the prompts issue 15 names, context, errors and settings.
+behaviour: determinism, the prompts the routing design names, context, errors and settings.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def test_shape_patterns_match_where_they_should(text: str, feature: str | None) 
 
 def test_the_fast_paths_read_what_the_plain_patterns_read() -> None:
     """text.py reads ASCII text with ``translate`` and ``split`` and some patterns in a faster form
-    (the long turn's 400 µs budget, issue 15); on every ASCII character they must agree with the plain
+    (the long turn's 400 µs budget); on every ASCII character they must agree with the plain
     forms in the comments, or the shipped model would read text differently from how it was trained."""
     rng = random.Random(15)
     pieces = [chr(c) for c in range(128)] + ["aB", "9:", "3 + x", "fooBar", ":-)", "^^^", "()", "</", "7km"]
@@ -300,7 +300,7 @@ def test_a_long_texts_word_blocks_are_damped() -> None:
     )
 
 
-# ---- the shipped model on the prompts issue 15 names -------------------------------------------------------
+# ---- the shipped model on the prompts the routing design names ---------------------------------------------
 
 SHOULD_BE = [
     (

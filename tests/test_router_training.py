@@ -1,4 +1,4 @@
-"""``gateway router train`` and ``gateway router eval``: an operator's retraining loop (issue 15)."""
+"""``gateway router train`` and ``gateway router eval``: an operator's retraining loop."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_train_is_deterministic_and_eval_reads_the_model(
     assert first.read_bytes() == second.read_bytes()  # seeded, and the file carries no timestamp
     text = card.read_text()
     assert "| file:team-a | " in text and "operator's data" in text and "hard recall" in text
-    assert "Issue 15's targets" not in text  # labels alone: no class has a target
+    assert "routing targets" not in text  # labels alone: no class has a target
     printed = capsys.readouterr().out
     assert (
         "Sources held out one at a time" in printed
@@ -313,8 +313,8 @@ print(hashlib.sha256(meaning_matrix(rows, load_word_vectors(), 12.0).tobytes()).
 
 def test_the_meaning_features_do_not_depend_on_the_hash_seed() -> None:
     """A row's words are a set, whose order follows the process's hash seed; summed in another order the
-    mean differs in its last bits, and a retrained model file differed (issue 15: the same data must
-    give the same file). Two processes with different seeds must compute the same bytes."""
+    mean differs in its last bits, and a retrained model file would differ (the same data must give the
+    same file). Two processes with different seeds must compute the same bytes."""
     import subprocess
     import sys
 

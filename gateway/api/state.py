@@ -45,7 +45,7 @@ class GatewayState:
     started_at: int
     # Renders GET /metrics (one process, or every worker merged).
     exposition: Callable[[], bytes]
-    # Issue 19: the usage ledger (None with usage.enabled: false), the tracer (None with tracing off), and
+    # The usage ledger (None with usage.enabled: false), the tracer (None with tracing off), and
     # what runs once a request has finished (ledger row, end of the trace span).
     ledger: Ledger | None = None
     tracer: Tracer | None = None

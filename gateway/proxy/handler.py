@@ -155,7 +155,7 @@ class ProxyHandler:
         body = await read_body(request, server.max_body_bytes, self._settings.edge.max_body_encodings)
         parsed = self._parse(body, endpoint, principal)
         record.stream = parsed.stream
-        record.model = parsed.model  # the usage ledger's and the trace's requested model (issue 19)
+        record.model = parsed.model  # the usage ledger's and the trace's requested model
         if record.trace is not None:
             record.trace.request(parsed)
         telemetry = self._settings.telemetry

@@ -1,5 +1,5 @@
 """The routing plan of a parsed request: shared by the proxy loop, ``POST /v1/gateway/route`` and
-``gateway route``, so that the dry run and the live request decide alike (issue 15).
+``gateway route``, so that the dry run and the live request decide alike.
 
 ``plan_route`` hands the decision what the principal may use (the decision keeps every candidate inside
 it) and applies the speed tier; ``second_stage_texts`` says whether the optional embedding second stage

@@ -42,7 +42,7 @@ class RuleConditions(_Section):
                 if old in data:
                     raise ValueError(
                         f"`{old}` was removed: the difficulty scorer replaced the maths and reasoning "
-                        "keywords; use `hard: true` or `min_score`/`max_score` (README, Routing)"
+                        "keywords; use `hard: true` or `min_score`/`max_score` (docs/routing.md)"
                     )
         return data
 

@@ -141,7 +141,7 @@ def model_card(
         "",
         *(
             [
-                "Issue 15's targets under the routing policy, as the threshold moves: where each class "
+                "The routing targets under the routing policy, as the threshold moves: where each class "
                 "meets its own, and which classes fall short of theirs there.",
                 "",
                 goals,

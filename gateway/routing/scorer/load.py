@@ -2,7 +2,7 @@
 
 Format 1 (one head: a number per feature and word) and format 2 (several heads: per table, its keys and
 a column of weights per head, ``weights.columns_of``). A missing, unreadable or malformed file is a
-``ModelError`` with the reason, never a silent fallback to another policy (issue 15).
+``ModelError`` with the reason, never a silent fallback to another policy.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ class SecondStageSettings(_Section):
     decides the requests whose linear score falls in ``band``; off by default (tens of ms per request)."""
 
     enabled: bool = False
-    # The linear scores it decides, inclusive; chosen by bench/router_embed_eval.py (README, Routing).
+    # The linear scores it decides, inclusive; chosen by bench/router_embed_eval.py (docs/scorer.md).
     band: tuple[float, float] = (0.15, 0.6)
     model: str = "default"  # the shipped second-stage model, or a file bench/router_embed_eval.py wrote
     threads: int = Field(1, ge=1, le=64)  # torch's threads for one embedding
