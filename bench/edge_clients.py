@@ -1,4 +1,4 @@
-"""The abusive clients of bench/edge.py's part B (issue 16): slow heads, slow bodies and never-read streams.
+"""The abusive clients of bench/edge.py's part B: slow heads, slow bodies and never-read streams.
 
 Held open in one asyncio process that shares the two cores with the gateway, so they cost little CPU
 themselves: bare protocols, the gateway's close taken as an event, one ``/proc/net/tcp`` read every 0.5 s

@@ -1,4 +1,4 @@
-"""Issue 16's throughput target measured against a twin: what slow clients cost normal traffic, with the
+"""The edge's throughput target measured against a twin: what slow clients cost normal traffic, with the
 VM's drift cancelled.
 
     python3 bench/edge_twin.py                       # 2,000 slow clients of the never-read mix, 5 pairs
@@ -7,8 +7,8 @@ VM's drift cancelled.
 
 bench/edge.py's part B compares a window of normal traffic alone with one beside the slow clients,
 taken one after the other. On a shared VM the cores' speed moves by 10-30 % between two such windows
-(docs/edge-history.md), more than the slow clients cost, so a pair's ratio is mostly the VM's. Here two
-identical gateways, X and Y, run pinned to the same core and are measured at the same time, each under
+(docs/history/measurements.md), more than the slow clients cost, so a pair's ratio is mostly the VM's. Here
+two identical gateways, X and Y, run pinned to the same core and are measured at the same time, each under
 wrk at concurrency 16: whatever the VM does, it does to both. In each pair of windows, one with both
 alone and one with the slow clients held against X only, the ratio X/Y beside the slow clients over the
 ratio alone is what they cost X, from its share of the core.

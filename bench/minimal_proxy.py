@@ -4,7 +4,7 @@
 
 It forwards ``POST /v1/chat/completions`` (body and content type, nothing else) to the upstream and
 relays the answer, with one shared client per process. bench/run.py runs it with each client to choose the
-gateway's upstream client by the numbers (issue 6): ``httpx`` (plain), ``httpx-aiohttp`` (httpx's API over
+gateway's upstream client by the numbers: ``httpx`` (plain), ``httpx-aiohttp`` (httpx's API over
 aiohttp's transport), ``aiohttp``, and ``httptools``, the gateway's own client (gateway/upstream/
 httptools_client/). Served as the issue measured it: one uvicorn worker, uvloop and httptools (the
 gateway itself now runs on asyncio's loop by default: part 0b).

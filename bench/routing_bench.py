@@ -8,11 +8,11 @@ from this project's generators and kept, so that a new generator does not change
 English with some French, Italian, Spanish and Portuguese, so not all ASCII, like real traffic;
 ``--rebuild-varied`` draws it anew), an agent
 conversation with a long history (200 turns, tool calls and results, about 100 kB of text), and
-adversarial turns (issue 15): 8,000 characters of "SELECT a " (the pattern that was quadratic), a long
+adversarial turns: 8,000 characters of "SELECT a " (the pattern that was quadratic), a long
 run of one repeated keyword, unbalanced code fences, 1 MB of one character, 1 MB of digits and colons,
 1 MB of one emoji.
 Reports the median, p99 and max over N runs of each, in microseconds, on this machine, with the shipped
-scorer model loaded as the gateway loads it. Budget (issue 15): median <= 100 µs for a one-turn chat,
+scorer model loaded as the gateway loads it. Budget: median <= 100 µs for a one-turn chat,
 <= 400 µs for an 8,000-character turn, and every adversarial case under 1 ms.
 """
 
@@ -29,8 +29,8 @@ from typing import Any
 import orjson
 
 from gateway.routing import BackendView, RouteInput, decide, extract_features
-from gateway.routing.scorer import ScorerModel
-from gateway.routing.scorer_file import load_model
+from gateway.routing.scorer.linear import ScorerModel
+from gateway.routing.scorer.load import load_model
 from gateway.routing.settings import RoutingSettings
 
 BACKENDS = [

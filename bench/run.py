@@ -452,7 +452,7 @@ def main() -> None:
 
         from routing_bench import CASES, measure
 
-        from gateway.routing.scorer_file import load_model
+        from gateway.routing.scorer.load import load_model
 
         scorer = load_model()  # as the gateway loads it: the decision includes the difficulty score
         results["routing_decision_us"] = {

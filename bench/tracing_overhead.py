@@ -5,7 +5,7 @@
 The same gateway as bench/hotpath.py (real factory, real configuration, an in-memory upstream that
 answers at once, the request log to /dev/null), in four configurations:
 
-* ``off``: no ledger, no tracing: the gateway's code with only the ``is None`` tests issue 19 added;
+* ``off``: no ledger, no tracing: the gateway's code with only its ``is None`` tests on the hooks;
 * ``ledger``: the usage ledger on, its writer thread writing batches to SQLite in a temporary directory;
 * ``tracing``: traces on, every request sampled, exported by the SDK's batch processor over OTLP/HTTP to
   a sink on loopback that reads and acknowledges each batch;
@@ -13,8 +13,8 @@ answers at once, the request log to /dev/null), in four configurations:
 
 CPU time is the whole process's (``time.process_time``), so the ledger's writer thread and the span
 exporter's thread are counted. It also checks that ``off`` loaded neither the OpenTelemetry SDK nor the
-gateway's tracing module. Compare ``off`` with ``bench/hotpath.py`` on a checkout before issue 19 (same
-machine, same moment) for the cost of the hooks themselves.
+gateway's tracing module. Compare ``off`` with ``bench/hotpath.py`` on a checkout without the ledger and
+tracing hooks (same machine, same moment) for the cost of the hooks themselves.
 """
 
 from __future__ import annotations

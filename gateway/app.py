@@ -27,16 +27,16 @@ from gateway.api.state import GatewayState
 from gateway.auth import Authenticator
 from gateway.auth.keys import KeyStore
 from gateway.auth.tokens import JWTVerifier
+from gateway.backends.health import probe_forever
+from gateway.backends.state import BackendPool, SharedCount
 from gateway.config import ConfigError, Settings, load_settings
 from gateway.limits.limiter import Limiter
 from gateway.limits.store import build_store
 from gateway.proxy.handler import ProxyHandler
 from gateway.record import RequestRecord
-from gateway.routing.embedding import SecondStage, second_stage_for
-from gateway.routing.health import probe_forever
-from gateway.routing.scorer import ModelError, ScorerModel
-from gateway.routing.scorer_file import scorer_for
-from gateway.routing.state import BackendPool, SharedCount
+from gateway.routing.scorer.embedding import SecondStage, second_stage_for
+from gateway.routing.scorer.linear import ModelError, ScorerModel
+from gateway.routing.scorer.load import scorer_for
 from gateway.server import serving_collections
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.logs import AuthFailureLog, configure_logging
@@ -174,7 +174,7 @@ def create_app(
             await verifier.jwks.refresh()  # a failure is logged; cached-or-503 logic takes over
         if ledger is not None:
             ledger.start()
-        # As server.serve does for one process (issue 16).
+        # As server.serve does for one process.
         collections = serving_collections() if gc_clock else contextlib.nullcontext()
         try:
             with collections:
@@ -182,7 +182,7 @@ def create_app(
         finally:
             for task in tasks:
                 task.cancel()
-            # By now every request has finished, so every ledger row and span is queued (issue 19).
+            # By now every request has finished, so every ledger row and span is queued.
             await state.aclose()
 
     app = FastAPI(
@@ -203,7 +203,7 @@ def create_app(
 def _usage_and_tracing(
     settings: Settings, metrics: Metrics
 ) -> tuple[Ledger | None, Tracer | None, tuple[Callable[[RequestRecord, float], None], ...]]:
-    """The usage ledger and the tracer (issue 19), and what the middleware runs when a request ends: the
+    """The usage ledger and the tracer, and what the middleware runs when a request ends: the
     sampled log line of a refused credential, the trace's end, the ledger's row."""
     ledger = None
     if settings.usage.enabled:

@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     # Each subcommand's arguments and code live in its module under gateway/commands/, in help order.
     for command in (init, serve, demo, simulate, keys, route, router, check_config):
         command.add_parser(sub)
-    usage_cli.register(sub)  # gateway usage (issue 19)
+    usage_cli.register(sub)  # gateway usage
     return parser
 
 

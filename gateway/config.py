@@ -13,8 +13,9 @@ Everything is validated here, so a bad file fails at start-up with a message nam
 on a request. Relative paths in the file are resolved against the file's own directory.
 
 Each section lives next to the package it configures (``auth/settings.py``, ``upstream/settings.py`` for
-``backends:``, ``routing/``, ``limits/``, ``telemetry/``, ``usage/``, ``edge/``), and those packages never
-import this module. Two sections stay here: ``server:`` and ``pacing:`` configure the layers above this
+``backends:``, ``routing/`` with the scorer's and the breakers' parts from ``routing/scorer/`` and
+``backends/``, ``limits/``, ``telemetry/``, ``usage/``, ``edge/``), and those packages never import this
+module. Two sections stay here: ``server:`` and ``pacing:`` configure the layers above this
 one (the process and the proxy loop, which read the assembled :class:`Settings`), and a section of theirs
 could not be imported from here without an import upward (pyproject.toml, ``[tool.importlinter]``).
 """
@@ -80,14 +81,14 @@ class ServerSettings(_Section):
     # The HTTP client that talks to backends, all behind gateway/upstream/. httptools is the lean default
     # (measured against the others: bench/run.py part 0); aiohttp and httpx are there to compare with.
     upstream_client: Literal["httptools", "aiohttp", "httpx"] = "httptools"
-    # The event loop. asyncio's own is the default, by the numbers (bench/run.py part 0b, README
-    # Performance): as fast as uvloop for the gateway on this machine, and fair under saturation, where
-    # uvloop kept 1-2 % of requests waiting 100-700 ms at concurrency 64, a bare server included.
+    # The event loop. asyncio's own is the default, by the numbers (bench/run.py part 0b,
+    # docs/performance.md): as fast as uvloop for the gateway, and fair under saturation, where uvloop
+    # keeps a few requests waiting hundreds of ms at high concurrency, a bare server included.
     loop: Literal["asyncio", "uvloop"] = "asyncio"
 
 
 class PacingSettings(_Section):
-    """Stream pacing (issue 8): a diffusion backend's whole-canvas chunks re-chunked into small deltas,
+    """Stream pacing: a diffusion backend's whole-canvas chunks re-chunked into small deltas,
     sent evenly so that typing animations stay smooth. Off by default: streams keep their exact bytes."""
 
     # For principals whose key or tier does not decide; a request decides with x-gateway-pacing.

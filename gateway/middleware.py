@@ -48,7 +48,7 @@ class RequestContextMiddleware:
         self.app = app
         self.metrics = metrics
         self.clock = clock
-        # After the log line: the usage ledger and the request's trace span (issue 19).
+        # After the log line: the usage ledger and the request's trace span.
         self.finishers = tuple(finishers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

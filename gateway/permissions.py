@@ -1,4 +1,5 @@
-"""What a credential may use, decided in one place for the router, the proxy and the model list.
+"""What a credential may use, decided in one place for the router, the proxy, the model list and the
+usage API: every permission check (a 403) is a function here, the callers only ask.
 
 A credential's ``models`` (what it may ask for: ``auto``, backend names, backend model ids) and its
 ``backends`` (where the router may send it) resolve, against the configured backends, to one
@@ -11,12 +12,25 @@ A leaf beside ``gateway.errors``: routing, proxy, api and auth all read it, so i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from gateway.errors import PermissionDenied
 
-__all__ = ["AUTO", "UNRESTRICTED", "Access", "allows", "model_not_allowed", "resolve_access"]
+__all__ = [
+    "AUTO",
+    "UNRESTRICTED",
+    "Access",
+    "allows",
+    "check_auto",
+    "check_named",
+    "check_route_choice",
+    "model_not_allowed",
+    "resolve_access",
+    "usage_scope",
+    "within",
+]
 
 AUTO = "auto"
 
@@ -84,3 +98,55 @@ def resolve_access(
 def model_not_allowed(choice: str, *, param: str | None = "model") -> PermissionDenied:
     """The 403 for a model, backend or alias (or the backends behind it) this credential may not use."""
     return PermissionDenied(f"This credential may not use the model `{choice[:200]}`.", param=param)
+
+
+def check_route_choice(may_override: bool, *, by_model: bool) -> None:
+    """The 403 when a credential without ``route_override`` chooses a route (the header, an alias);
+    ``model`` naming a backend is not a route choice, its permission is :func:`check_named`'s."""
+    if not may_override and not by_model:
+        raise PermissionDenied("This credential may not choose a route explicitly.", code="route_not_allowed")
+
+
+def check_named(
+    may_name: bool, allowed: Set[str] | None, backend: str, choice: str, *, param: str | None = "model"
+) -> None:
+    """The 403 when a credential chooses ``backend`` itself (as ``choice``) and may not."""
+    if not (may_name and allows(allowed, backend)):
+        raise model_not_allowed(choice, param=param)
+
+
+def check_auto(may_auto: bool, choice: str) -> None:
+    """The 403 when a credential asks for automatic routing and may not."""
+    if not may_auto:
+        raise model_not_allowed(choice)
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_B = TypeVar("_B", bound=_Named)
+
+
+def within(allowed: Set[str] | None, candidates: Sequence[_B]) -> list[_B]:
+    """The candidates a credential may use, in order; the 403 when none is left."""
+    if allowed is None:
+        return list(candidates)
+    kept = [b for b in candidates if b.name in allowed]
+    if not kept:
+        raise PermissionDenied("This credential may not use any backend that can serve this request.")
+    return kept
+
+
+def usage_scope(
+    admin: bool, own: tuple[str, str], key: str | None, kind: str | None
+) -> tuple[str | None, str | None]:
+    """Whose usage a caller may read, as (key, kind): an admin's query as asked (None: everyone's); any
+    other caller's own (``own``, its name and kind), and the 403 when it asks for someone else's."""
+    if admin:
+        return key, kind
+    name, own_kind = own
+    if (key is not None and key != name) or (kind is not None and kind != own_kind):
+        raise PermissionDenied("Only an admin may read another key's usage.", code="usage_not_allowed")
+    return name, own_kind

@@ -94,7 +94,7 @@ class RequestRecord:
     outcome: str = ""
     error_code: str | None = None
     ttfb: float | None = None
-    # The stream pacing budget in seconds, when the answer was paced (issue 8).
+    # The stream pacing budget in seconds, when the answer was paced.
     pacing: float | None = None
     usage: Usage | None = None
     # SSE events relayed to the client, and whether ``usage`` is an estimate from them (a stream the
@@ -113,7 +113,7 @@ class RequestRecord:
     # (charging tokens, giving back a concurrency slot).
     rate_headers: tuple[tuple[str, str], ...] = ()
     on_end: list[Callable[[RequestRecord], Awaitable[None]]] = field(default_factory=list)
-    # ---- for the usage ledger and traces (issue 19) ----
+    # ---- for the usage ledger and traces ----
     api: str | None = None  # chat | completions | responses | messages: set on the proxied APIs only
     model: str | None = None  # the model the client asked for
     principal_kind: str | None = None

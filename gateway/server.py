@@ -32,11 +32,10 @@ FULL_COLLECTION_EVERY = 10.0
 _NEVER = 2**31 - 1
 # Young collections once this many more container objects are alive than at the last one (CPython's
 # default is 700). A request keeps up to ~2,000 of them alive at its peak (JSON, headers, coroutines),
-# so at CPython's threshold most requests started a young collection and promoted their own live
-# objects into the middle generation for it to trace again: 5-7 µs of each ~230 µs request (gc.callbacks,
-# wrk at concurrency 16 and 64), and 4-9 % of throughput (issue 16). At 10,000, a request's peak never
-# reaches it: young collections run about once per burst of new connections, each tracing about this
-# many objects (under a millisecond: 0.2-0.6 ms for 10,000 lists or dicts on the development VM).
+# so at CPython's threshold most requests start a young collection and promote their own live objects
+# into the middle generation for it to trace again, a few percent of throughput. At 10,000, a request's
+# peak never reaches it: young collections run about once per burst of new connections, each tracing
+# about this many objects (under a millisecond).
 # Cyclic garbage still waits at most FULL_COLLECTION_EVERY seconds.
 YOUNG_COLLECTION_AFTER = 10_000
 
@@ -44,7 +43,7 @@ YOUNG_COLLECTION_AFTER = 10_000
 def bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto must say TCP: asyncio and uvloop set TCP_NODELAY on accepted connections only when the listening
-    # socket's proto is IPPROTO_TCP; with proto 0 every keep-alive response waited out the client's 40 ms
+    # socket's proto is IPPROTO_TCP; with proto 0 every keep-alive response waits out the client's 40 ms
     # delayed ACK (Nagle).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -129,8 +128,8 @@ def serving_collections() -> Iterator[None]:
 
     Everything built before serving (settings, apps, imported modules: ~65,000 objects) lives as long as
     the process. Frozen, it is left out of the cyclic garbage collector's full passes, which otherwise stop
-    the event loop for ~30 ms each under load and made most of the p99 at concurrency 64 (py-spy, README
-    Performance); the start-up garbage is collected first so it is not kept.
+    the event loop for tens of ms each under load and make most of the p99 at high concurrency
+    (docs/performance.md); the start-up garbage is collected first so it is not kept.
     """
     gc.collect()
     gc.freeze()
@@ -145,10 +144,10 @@ def collect_on_a_clock(every: float, young_after: int = YOUNG_COLLECTION_AFTER) 
     CPython starts a full collection after ten young ones (once a quarter more objects have survived
     into the old generation since the last), so its rate follows the allocation rate of the traffic,
     while its cost follows everything alive: every open connection's objects (about 35 each, uvicorn's
-    protocol, parser, transport and their bound methods). Beside 2,000 slow clients each pass took ~39 ms
-    and ran every 1.5 s under normal traffic: 26 ms of a core per second, against 1 ms alone (gc.callbacks,
-    issue 16). On a clock the cost is bounded by the interval whatever the traffic. The young
-    generations still run on counts, from ``young_after`` objects (above a request's peak),
+    protocol, parser, transport and their bound methods): beside thousands of slow clients a pass takes
+    tens of ms and runs every second or two under normal traffic, a few percent of a core. On a clock the cost
+    is bounded by the interval whatever the traffic. The young generations still run on counts, from
+    ``young_after`` objects (above a request's peak),
     so short-lived cyclic garbage is collected by them or, at the latest, by the clock's pass: whatever
     the counts, no cyclic garbage (and no buffer it holds) outlives ``every`` seconds.
     """

@@ -40,7 +40,7 @@ def test_routing_eval_runs_and_the_policy_does_not_regress(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     classes = json.loads(out.read_text())["classes"]
-    # Floors a little under the shipped scorer's figures (README, The difficulty scorer): a retrained
+    # Floors a little under the shipped scorer's figures (docs/scorer.md): a retrained
     # model that does worse on these held-out collections fails here.
     assert classes["chat"]["test"] >= 0.9  # low-stakes traffic stays on the diffusion backend
     assert classes["code"]["test"] >= 0.95

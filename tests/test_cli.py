@@ -124,7 +124,7 @@ def test_check_config_rejects_no_auth_and_bad_values(tmp_path, capsys):
 
 def test_check_config_closes_the_clients_it_made(tmp_path, monkeypatch, capsys):
     """The app it builds holds httpx clients (upstream, identity provider) and a Redis connection pool
-    (rate windows and leases): each is closed before the command returns (issue 18)."""
+    (rate windows and leases): each is closed before the command returns."""
     import httpx
     from redis.asyncio import ConnectionPool
 

@@ -60,7 +60,7 @@ def test_dockerfile_lints_clean_and_has_what_an_image_needs():
         "limits",
         "redis",
         "prometheus-client",
-        "sqlalchemy",  # the usage ledger; the image serves the compose profiles too (issue 19):
+        "sqlalchemy",  # the usage ledger; the image serves the compose profiles too:
         "psycopg",
         "psycopg-binary",
         "opentelemetry-sdk",
@@ -121,7 +121,7 @@ def test_only_the_gateway_is_published(compose):
 
 
 def test_compose_ledger_and_tracing_are_optional_profiles(compose):
-    """Issue 19: PostgreSQL for the usage ledger and Jaeger for traces, each behind its own profile; the
+    """PostgreSQL for the usage ledger and Jaeger for traces, each behind its own profile; the
     gateway defaults to SQLite in a volume and to tracing off, and its settings name both services."""
     services = compose["services"]
     assert services["postgres"]["profiles"] == ["ledger"] and services["jaeger"]["profiles"] == ["tracing"]

@@ -1,4 +1,4 @@
-"""The edge (issue 16): deadlines for receiving a request, the connection cap, the operator listener,
+"""The edge: deadlines for receiving a request, the connection cap, the operator listener,
 request encodings and the forwarded-header allowlist, against real servers on loopback.
 
 Deadlines are short here (edge settings in each test's config); the only timing assertions are "closed
@@ -313,7 +313,7 @@ def test_two_workers_close_slow_clients_and_share_the_operator_listener(tmp_path
 
 def test_expect_100_continue_gets_the_interim_answer_then_the_response(gateway):
     """The interim 100 goes out at once (the client waits for it before its body), and the final answer
-    after it, head and body whole (the edge's transport holds a head for its body: issue 16)."""
+    after it, head and body whole (the edge's transport holds a head for its body)."""
     body = orjson.dumps(CHAT)
     sock = _connect(gateway.server.port)
     sock.sendall(

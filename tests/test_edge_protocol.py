@@ -236,7 +236,7 @@ def test_a_deadline_names_the_client_address() -> None:
 def test_a_connection_reset_while_kept_alive_frees_its_protocol_at_once() -> None:
     """uvicorn cancels the keep-alive timer only on a clean close; after a reset (an HTTP client pool
     dropping an idle connection) the timer kept the protocol, its last request and the request's record
-    alive until it fired, and then as a reference cycle for the garbage collector (issue 16's soak)."""
+    alive until it fired, and then as a reference cycle for the garbage collector."""
     app = BodyRecorder()
 
     async def run() -> weakref.ref[EdgeProtocol]:

@@ -1,4 +1,4 @@
-"""One exception tree (issue 18): every exception class the package defines descends from errors.Error,
+"""One exception tree: every exception class the package defines descends from errors.Error,
 and the envelope is built by errors.error_response wherever an error is answered."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_the_old_names_still_import_and_keep_their_bases():
     from gateway.config import ConfigError as FromConfig
     from gateway.limits.store import StoreUnavailable
     from gateway.relay import ClientDisconnected
-    from gateway.routing.scorer import ModelError
+    from gateway.routing.scorer.linear import ModelError
     from gateway.upstream import UpstreamConnectError, UpstreamError
     from gateway_training.data import DataError as FromData
 

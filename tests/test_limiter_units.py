@@ -1,4 +1,4 @@
-"""The limiter's admissions in this process's memory store (issue 18: no shared mutable admission), and
+"""The limiter's admissions in this process's memory store (no shared mutable admission), and
 its token reservations in memory and on a real redis-server."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ async def test_a_limited_request_gets_its_own_headers():
     "field", ["requests_per_minute", "tokens_per_minute", "concurrent_requests", "daily_tokens"]
 )
 def test_any_limit_set_makes_the_settings_apply(field):
-    # Read field by field (issue 16): every field must count, as model_dump() did.
+    # Read field by field: every field must count, as model_dump() did.
     assert LimitSettings(**{field: 3}).any
     assert not LimitSettings().any
 
@@ -84,7 +84,7 @@ async def test_concurrency_slots_are_leased_and_given_back():
 
 
 async def test_a_memory_store_failure_is_still_a_store_failure():
-    # The memory store runs without a timeout (it never waits on I/O, issue 16), but a failure in it is
+    # The memory store runs without a timeout (it never waits on I/O), but a failure in it is
     # still reported as the store's, so the limiter's fail-open or fail-closed choice applies.
     class Broken(MemoryLeases):
         async def acquire(self, key: str, limit: int, ttl: float, lease_id: str) -> tuple[bool, int]:

@@ -1,4 +1,4 @@
-"""No module over 400 lines without a reason stated at its top (issue 18).
+"""No module over 400 lines without a reason stated at its top.
 
 The reason is a line of the module's docstring that starts with ``Over N lines on purpose:`` and goes on
 to say why, e.g. ``Over 400 lines on purpose: mostly word lists, each beside the generator using it.``

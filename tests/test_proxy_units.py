@@ -196,7 +196,7 @@ def test_events_of_splits_as_the_splitter_does_and_only_as_far_as_it_is_read():
     assert list(events_of(data)) == EventSplitter().feed(data)
     assert list(events_of(b"")) == [] and list(events_of(b"no terminator")) == []
     # Lazy: a read holding a whole stream is split one event at a time, so a reader that stops at the
-    # first event it needs (the quality check's hold, issue 16) leaves the rest unsplit.
+    # first event it needs (the quality check's hold) leaves the rest unsplit.
     events = events_of(b'data: {"a": 1}\n\n' * 1000)
     assert isinstance(events, Iterator) and next(events) == b'data: {"a": 1}\n\n'
 

@@ -351,7 +351,7 @@ def test_every_path_the_readme_cites_exists():
 
 
 def test_every_path_the_docs_cite_exists():
-    """Paths written out in a page (``gateway/routing/scorer.py``) are the repository's: they exist."""
+    """Paths written out in a page (``gateway/routing/scorer/linear.py``) are the repository's: they exist."""
     missing = []
     for doc in markdown_docs():
         text = doc.read_text(encoding="utf-8")
@@ -443,8 +443,8 @@ def test_the_layout_names_only_files_that_exist():
 
 
 def test_the_layout_names_every_module_of_gateway_and_its_packages():
-    """The other way round: no module of ``gateway/`` or of its packages is missing from the Layout (the
-    subfolders, such as routing/training/, are described as a whole)."""
+    """The other way round: no module of ``gateway/`` or of its packages, subpackages included (such as
+    routing/scorer/), is missing from the Layout."""
     named: dict[str, set[str]] = {"": set()}
     folder = ""
     for line in layout_block().splitlines()[1:]:  # below the "gateway/" line
@@ -459,7 +459,7 @@ def test_the_layout_names_every_module_of_gateway_and_its_packages():
     unnamed = [
         str(path.relative_to(ROOT))
         for folder, names in named.items()
-        for path in sorted((ROOT / "gateway" / folder).glob("*.py"))
+        for path in sorted((ROOT / "gateway" / folder).glob("*.py" if folder == "" else "**/*.py"))
         if path.name not in names and path.name not in ("__init__.py", "__main__.py")
     ]
     assert len(named) > 10 and unnamed == []

@@ -1,4 +1,4 @@
-"""The optional embedding second stage (gateway/routing/embedding.py, issue 15).
+"""The optional embedding second stage (gateway/routing/scorer/embedding.py).
 
 The settings, the model file's validation, the decision's use of the second stage's probability and the
 start-up error when the extra is missing run everywhere. The tests that embed text need the router-embed
@@ -22,7 +22,8 @@ from gateway.errors import ModelError
 from gateway.proxy.body import parse_request
 from gateway.proxy.planning import second_stage_texts
 from gateway.routing import BackendView, RouteInput, decide
-from gateway.routing.embedding import (
+from gateway.routing.features import RequestFeatures
+from gateway.routing.scorer.embedding import (
     DIMENSIONS,
     SecondStage,
     SecondStageModel,
@@ -32,9 +33,9 @@ from gateway.routing.embedding import (
     second_stage_for,
     window,
 )
-from gateway.routing.features import RequestFeatures
-from gateway.routing.scorer import Difficulty
-from gateway.routing.settings import RoutingSettings, ScorerSettings, SecondStageSettings
+from gateway.routing.scorer.linear import Difficulty
+from gateway.routing.scorer.settings import ScorerSettings, SecondStageSettings
+from gateway.routing.settings import RoutingSettings
 
 D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4)
 A = BackendView(name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256)

@@ -1,6 +1,6 @@
 """The difficulty scorer in the running gateway: dry run and live request agree for every API, the dry
 run explains, keys set their own threshold, the score reaches metrics and logs, a bad model stops
-start-up (issue 15)."""
+start-up."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.config import ConfigError
-from gateway.routing.settings import ScorerSettings
+from gateway.routing.scorer.settings import ScorerSettings
 from tests.support import gateway_settings, wait_for, write_key
 
 HARD = (

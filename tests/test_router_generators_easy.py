@@ -1,4 +1,4 @@
-"""The "easy" prompt generators (issue 15): deterministic, well-formed, varied, and labelled as declared."""
+"""The "easy" prompt generators: deterministic, well-formed, varied, and labelled as declared."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ DEFAULT_MAX_DUPLICATE_SHARE = 0.20
 MAX_DUPLICATE_SHARE_OF = {"gen:tech-chat": 0.40}
 LONGEST_TEXT_OF = {"gen:transform-fr-it": 800}
 NON_ENGLISH = ("-de", "-fr", "-es", "-it-pt")
-# The easy prompts of issue 15's table are the scorer's regression tests: no generator may produce them.
+# The easy prompts the routing targets name are the scorer's regression tests: no generator may produce
+# them.
 REGRESSION_PROMPTS = (
     "explain why the sky is blue, in one sentence.",
     "give me a 20-minute work out i can do at home.",

@@ -184,7 +184,7 @@ def test_german_french_and_spanish_variants_exist_for_puzzles_and_maths():
     assert sum(_language(_first_user(e)) is not None for e in english) < 0.05 * len(english)
 
 
-# Issue 15's own examples: the evaluation must not find them in the training data.
+# The routing design's own examples: the evaluation must not find them in the training data.
 _ISSUE_PROMPTS = (
     "A bat and a ball cost $1.10 in total; the bat costs $1.00 more than the ball. How much is the ball?",
     "What is the last digit of 7 raised to the power 2024?",

@@ -1,7 +1,7 @@
-"""The difficulty scorer: features, model files, the shipped model's verdicts, settings (issue 15).
+"""The difficulty scorer: features, model files, the shipped model's verdicts, settings.
 
 Accuracy figures live in the bench (bench/router_loso.py, bench/routing_eval.py); these tests check
-behaviour: determinism, the prompts issue 15 names, context, errors and settings.
+behaviour: determinism, the prompts the routing design names, context, errors and settings.
 """
 
 from __future__ import annotations
@@ -17,10 +17,18 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gateway.routing import BackendView, RouteInput, decide, extract_features, lexicons
-from gateway.routing import text as text_module
-from gateway.routing.blocks import TABLES, damping, request_features, split_blocks, split_features, table_of
-from gateway.routing.scorer import (
+from gateway.routing import BackendView, RouteInput, decide, extract_features
+from gateway.routing.scorer import lexicons
+from gateway.routing.scorer import text as text_module
+from gateway.routing.scorer.blocks import (
+    TABLES,
+    damping,
+    request_features,
+    split_blocks,
+    split_features,
+    table_of,
+)
+from gateway.routing.scorer.linear import (
     FORMAT,
     FORMAT_HEADS,
     MEANING_PRIOR,
@@ -28,9 +36,10 @@ from gateway.routing.scorer import (
     ModelError,
     ScorerModel,
 )
-from gateway.routing.scorer_file import load_model, parse_model
-from gateway.routing.settings import RoutingSettings, RuleConditions, ScorerSettings
-from gateway.routing.text import HEAD_CHARS, TAIL_CHARS, featurize, featurize_blocks, split_payload
+from gateway.routing.scorer.load import load_model, parse_model
+from gateway.routing.scorer.settings import ScorerSettings
+from gateway.routing.scorer.text import HEAD_CHARS, TAIL_CHARS, featurize, featurize_blocks, split_payload
+from gateway.routing.settings import RoutingSettings, RuleConditions
 
 D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4)
 A = BackendView(name="autoregressive", kind="autoregressive", model="g4", max_concurrency=256)
@@ -126,7 +135,7 @@ def test_shape_patterns_match_where_they_should(text: str, feature: str | None) 
 
 def test_the_fast_paths_read_what_the_plain_patterns_read() -> None:
     """text.py reads ASCII text with ``translate`` and ``split`` and some patterns in a faster form
-    (the long turn's 400 µs budget, issue 15); on every ASCII character they must agree with the plain
+    (the long turn's 400 µs budget); on every ASCII character they must agree with the plain
     forms in the comments, or the shipped model would read text differently from how it was trained."""
     rng = random.Random(15)
     pieces = [chr(c) for c in range(128)] + ["aB", "9:", "3 + x", "fooBar", ":-)", "^^^", "()", "</", "7km"]
@@ -291,7 +300,7 @@ def test_a_long_texts_word_blocks_are_damped() -> None:
     )
 
 
-# ---- the shipped model on the prompts issue 15 names -------------------------------------------------------
+# ---- the shipped model on the prompts the routing design names ---------------------------------------------
 
 SHOULD_BE = [
     (

@@ -1,4 +1,4 @@
-"""``gateway router train`` and ``gateway router eval``: an operator's retraining loop (issue 15)."""
+"""``gateway router train`` and ``gateway router eval``: an operator's retraining loop."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gateway.cli import main
-from gateway.routing.scorer_file import load_model
+from gateway.routing.scorer.load import load_model
 from gateway_training.data import DataError, builtin_examples, builtin_sources, load_jsonl
 from gateway_training.sources import Example
 from tests.support import checkout_env
@@ -66,7 +66,7 @@ def test_train_is_deterministic_and_eval_reads_the_model(
     assert first.read_bytes() == second.read_bytes()  # seeded, and the file carries no timestamp
     text = card.read_text()
     assert "| file:team-a | " in text and "operator's data" in text and "hard recall" in text
-    assert "Issue 15's targets" not in text  # labels alone: no class has a target
+    assert "routing targets" not in text  # labels alone: no class has a target
     printed = capsys.readouterr().out
     assert (
         "Sources held out one at a time" in printed
@@ -265,7 +265,7 @@ def test_meaning_weights_score_as_the_fit_did(tmp_path: Path) -> None:
     from scipy.sparse import csr_matrix
     from sklearn.linear_model import LogisticRegression
 
-    from gateway.routing.scorer import MEANING_PRIOR
+    from gateway.routing.scorer.linear import MEANING_PRIOR
     from gateway_training.fit import FitSettings, fit
     from gateway_training.vectors import load_word_vectors
 
@@ -304,7 +304,7 @@ _MEANING_DIGEST = """
 import hashlib
 from gateway_training.fit import meaning_matrix
 from gateway_training.vectors import load_word_vectors
-from gateway.routing.blocks import request_features
+from gateway.routing.scorer.blocks import request_features
 text = "Could you plan a quiet weekend trip with my parents: a picnic, a museum and a walk by the river?"
 rows = [request_features(text, "Earlier we talked about trains, buses, tickets and timetables in the city.")]
 print(hashlib.sha256(meaning_matrix(rows, load_word_vectors(), 12.0).tobytes()).hexdigest())
@@ -313,8 +313,8 @@ print(hashlib.sha256(meaning_matrix(rows, load_word_vectors(), 12.0).tobytes()).
 
 def test_the_meaning_features_do_not_depend_on_the_hash_seed() -> None:
     """A row's words are a set, whose order follows the process's hash seed; summed in another order the
-    mean differs in its last bits, and a retrained model file differed (issue 15: the same data must
-    give the same file). Two processes with different seeds must compute the same bytes."""
+    mean differs in its last bits, and a retrained model file would differ (the same data must give the
+    same file). Two processes with different seeds must compute the same bytes."""
     import subprocess
     import sys
 

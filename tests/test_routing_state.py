@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from gateway.routing.settings import BreakerSettings
-from gateway.routing.state import BackendState, CircuitBreaker
+from gateway.backends.breaker import CircuitBreaker
+from gateway.backends.settings import BreakerSettings
+from gateway.backends.state import BackendState
 from gateway.upstream.settings import BackendSettings
 
 

@@ -1,4 +1,4 @@
-"""One uvicorn configuration for a single process and for ``gateway serve --workers`` (issue 18)."""
+"""One uvicorn configuration for a single process and for ``gateway serve --workers``."""
 
 from __future__ import annotations
 

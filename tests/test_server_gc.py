@@ -1,4 +1,4 @@
-"""Full garbage collections on a clock while serving, not on allocation counts (gateway.server, issue 16)."""
+"""Full garbage collections on a clock while serving, not on allocation counts (gateway.server)."""
 
 from __future__ import annotations
 

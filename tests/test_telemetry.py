@@ -310,8 +310,8 @@ def test_content_is_logged_only_when_enabled(make_gateway, caplog, stream):
 
 
 async def test_scraped_backend_metrics_give_steps_per_canvas(diffusion_sim):
-    from gateway.routing.settings import BreakerSettings
-    from gateway.routing.state import BackendPool
+    from gateway.backends.settings import BreakerSettings
+    from gateway.backends.state import BackendPool
     from gateway.telemetry.backends import BackendCollector, scrape_once
     from gateway.upstream import build_upstream
     from gateway.upstream.settings import BackendSettings

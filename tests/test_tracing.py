@@ -1,4 +1,4 @@
-"""OpenTelemetry traces (issue 19), exported to a real OTLP/HTTP receiver started by the test: span
+"""OpenTelemetry traces, exported to a real OTLP/HTTP receiver started by the test: span
 names, GenAI and gateway attributes, parent/child links, the traceparent the simulated backend saw,
 incoming trace context honoured only when configured, and no secret or prompt text on any span."""
 

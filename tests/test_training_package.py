@@ -156,11 +156,11 @@ def test_the_runtime_wheel_leaves_the_trainer_out() -> None:
     file list is in the report of the change that split them; building one needs the network)."""
     config = _pyproject(ROOT)["tool"]["setuptools"]
     packages = setuptools.find_packages(str(ROOT), include=config["packages"]["find"]["include"])
-    assert "gateway" in packages and "gateway.routing" in packages
+    assert {"gateway", "gateway.routing", "gateway.routing.scorer", "gateway.backends"} <= set(packages)
     assert [p for p in packages if "training" in p or not p.startswith("gateway")] == []
-    assert set(config["package-data"]) == {"gateway.routing"}
+    assert set(config["package-data"]) == {"gateway.routing.scorer"}
     assert not (ROOT / "gateway" / "routing" / "training").exists()
-    assert list((ROOT / "gateway" / "routing" / "models").glob("*.json.gz"))
+    assert list((ROOT / "gateway" / "routing" / "scorer" / "models").glob("*.json.gz"))
 
 
 def test_the_training_distribution_carries_the_trainer_and_its_data() -> None:

@@ -1,4 +1,4 @@
-"""The usage ledger (issue 19): a row per finished request, streamed or not, failed too; writes off the
+"""The usage ledger: a row per finished request, streamed or not, failed too; writes off the
 request path, bounded and counted when the store is down; flushed on shutdown; read back by the API and
 the CLI; the same store code against SQLite and a real PostgreSQL."""
 

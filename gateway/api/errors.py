@@ -40,7 +40,7 @@ def note_error(request_scope: Scope, exc: GatewayError) -> None:
 
 def shown_path(path: str, limit: int = 100) -> str:
     """A request path as an error message may echo it: printable ASCII only, at most ``limit`` characters
-    (issue 16: echo nothing unbounded or unprintable back to a client, or into a log reading the body)."""
+    (nothing unbounded or unprintable is echoed back to a client, or into a log reading the body)."""
     cleaned = "".join(c if " " < c < "\x7f" else "?" for c in path[: limit + 1])
     return cleaned if len(cleaned) <= limit else cleaned[:limit] + "..."
 

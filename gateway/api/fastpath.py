@@ -3,7 +3,7 @@
 ``POST /v1/chat/completions``, ``/v1/completions``, ``/v1/responses`` and ``/v1/messages`` are dispatched
 straight from ASGI to the proxy:
 FastAPI's routing, dependency solving and middleware stack cost a measurable share of every request
-(profiled with py-spy; README Performance) and give these routes nothing. Every other path (models,
+(profiled with py-spy; docs/performance.md) and give these routes nothing. Every other path (models,
 ops, 404s) goes through the FastAPI app as usual. Both sit inside the request-context middleware, so
 request ids, the request log, metrics and the 500 envelope are the same everywhere.
 """

@@ -19,7 +19,7 @@ router = APIRouter()
 async def proxy(request: Request, endpoint: Endpoint, state: GatewayState) -> Response:
     """POST to a proxied API (dialects.PATHS); dispatched by gateway.api.fastpath, not the router."""
     record = record_of(request.scope)
-    record.api = endpoint  # a ledger row and a trace for every proxied call, failed ones too (issue 19)
+    record.api = endpoint  # a ledger row and a trace for every proxied call, failed ones too
     if state.tracer is not None:
         record.trace = state.tracer.start(record, request.headers, endpoint)
     principal = await state.auth.authenticate(request.headers)

@@ -14,12 +14,12 @@ from starlette.responses import Response
 from gateway.auth import Authenticator
 from gateway.auth.keys import KeyStore
 from gateway.auth.principal import Principal
+from gateway.backends.state import BackendPool
 from gateway.config import Settings
 from gateway.limits.limiter import Limiter
 from gateway.limits.store import StateStore
 from gateway.proxy.handler import ProxyHandler
 from gateway.record import RequestRecord
-from gateway.routing.state import BackendPool
 from gateway.telemetry.metrics import Metrics
 from gateway.upstream import UpstreamClient
 from gateway.usage.ledger import Ledger
@@ -45,7 +45,7 @@ class GatewayState:
     started_at: int
     # Renders GET /metrics (one process, or every worker merged).
     exposition: Callable[[], bytes]
-    # Issue 19: the usage ledger (None with usage.enabled: false), the tracer (None with tracing off), and
+    # The usage ledger (None with usage.enabled: false), the tracer (None with tracing off), and
     # what runs once a request has finished (ledger row, end of the trace span).
     ledger: Ledger | None = None
     tracer: Tracer | None = None

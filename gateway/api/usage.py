@@ -18,8 +18,9 @@ from starlette.responses import Response
 from gateway.api.errors import shown_path
 from gateway.api.state import GatewayState
 from gateway.auth import Principal
-from gateway.errors import GatewayError, InvalidRequest, NotFound, PermissionDenied
+from gateway.errors import GatewayError, InvalidRequest, NotFound
 from gateway.middleware import record_of
+from gateway.permissions import usage_scope
 from gateway.usage.query import GROUPS, KINDS, UsageQuery, parse_since
 
 __all__ = ["router"]
@@ -93,10 +94,7 @@ def _query(params: QueryParams, principal: Principal) -> tuple[float, str, Usage
     kind = params.get("kind")
     if kind is not None and kind not in KINDS:
         raise InvalidRequest(f"kind: one of {', '.join(KINDS)}.", code="invalid_parameter", param="kind")
-    if not principal.admin:
-        if (key is not None and key != principal.name) or (kind is not None and kind != principal.kind):
-            raise PermissionDenied("Only an admin may read another key's usage.", code="usage_not_allowed")
-        key, kind = principal.name, principal.kind
+    key, kind = usage_scope(principal.admin, (principal.name, principal.kind), key, kind)
     query = UsageQuery(since=since, by=by, principal=key, principal_kind=kind, limit=limit)  # type: ignore[arg-type]
     return since, by, query
 

@@ -31,7 +31,7 @@ class Principal:
     thinking: bool | None = None
     thinking_override: bool = True
     strip_reasoning: bool = False
-    # Stream pacing (issue 8): None leaves it to the pacing: section's default.
+    # Stream pacing: None leaves it to the pacing: section's default.
     pacing: bool | None = None
     # Its own difficulty threshold (routing.scorer): lower for users who want quality, higher for bots
     # that want speed; None leaves routing.scorer.threshold (or the model's) in force.

@@ -53,7 +53,7 @@ def _demo(args: argparse.Namespace) -> int:
             ],
             auth={"keys_file": str(keys_file)},
             usage={"url": f"sqlite:///{Path(tmp) / 'usage.db'}"},  # gone with the demo, as its key is
-            # The simulators' fault injection header (README "Simulator") is forwarded in the demo.
+            # The simulators' fault injection header (docs/simulator.md) is forwarded in the demo.
             edge={"forward_headers": ["x-sim-fault", "x-sim-fault-diffusion", "x-sim-fault-autoregressive"]},
         )
         apps: list[tuple[ASGIApp, socket.socket]] = [

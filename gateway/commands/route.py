@@ -32,6 +32,7 @@ def _route(args: argparse.Namespace) -> int:
 
     from gateway.app import routing_models
     from gateway.auth.principal import Principal
+    from gateway.backends.state import BackendPool
     from gateway.errors import GatewayError
     from gateway.proxy.body import parse_request
     from gateway.proxy.planning import (
@@ -42,7 +43,6 @@ def _route(args: argparse.Namespace) -> int:
         second_stage_texts,
     )
     from gateway.routing import extract_features
-    from gateway.routing.state import BackendPool
 
     settings = load_settings(args.config)
     body = sys.stdin.buffer.read() if str(args.file) == "-" else args.file.read_bytes()

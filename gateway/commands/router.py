@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from gateway.routing.scorer import DEFAULT_MODEL, ModelError
-from gateway.routing.scorer_file import load_model
+from gateway.routing.scorer.linear import DEFAULT_MODEL, ModelError
+from gateway.routing.scorer.load import load_model
 
 __all__ = ["INSTALL", "add_parser"]
 

@@ -118,7 +118,7 @@ def _validate_elsewhere(config: Path | None) -> int:
 def _workers_environment(metrics_dir: str) -> Iterator[None]:
     """The metrics directory in the environment the workers start with, for as long as they run.
 
-    The one environment write left (issue 18): prometheus-client reads its multiprocess directory only
+    The one environment write left: prometheus-client reads its multiprocess directory only
     from the environment, and it is imported by a worker before any of its code runs (unpickling its
     configuration imports the edge protocol), so the variable must be inherited; uvicorn starts workers
     with multiprocessing, whose children take this process's environment and no other. Restored after."""

@@ -1,2 +1,2 @@
-"""The gateway's edge towards clients (issue 16): deadlines for receiving a request, a cap on open
+"""The gateway's edge towards clients: deadlines for receiving a request, a cap on open
 connections, and the operator listener."""

@@ -1,6 +1,6 @@
 """uvicorn's httptools protocol with deadlines for receiving a request and a cap on open connections.
 
-uvicorn bounds neither (issue 16): its keep-alive timer is disarmed by every byte received and is not
+uvicorn bounds neither: its keep-alive timer is disarmed by every byte received and is not
 armed at all before the first request, so a client that sends half a request line, or headers and then a
 byte now and then, holds its connection (and a file descriptor) for ever. Here, per connection:
 
@@ -153,7 +153,7 @@ class EdgeProtocol(HttpToolsProtocol):
         # last request and that request's record for up to keepalive_timeout, and then, the fired
         # handle still pointing back at the protocol, as a reference cycle that only the garbage
         # collector frees: thousands of dead connections' objects between two full collections (and
-        # their memory kept by the allocator: issue 16's soak grew RSS by 9.4-9.7 MB, 3.3-4.2 MB since).
+        # their memory kept by the allocator, which a soak shows as RSS growth).
         self._unset_keepalive_if_required()
 
     def data_received(self, data: bytes) -> None:

@@ -3,8 +3,8 @@
 uvicorn writes a response's head (status line and headers) and its body in two ``transport.write``
 calls, and asyncio sends each at once: two ``send`` syscalls and two TCP segments for an answer that
 fits in one. On loopback a send also runs the receiver's side of TCP, so the second syscall is a
-measurable share of a small answer's cost (issue 16: a rejected request on a fresh connection spent
-~14 % of the gateway's CPU in ``write``). Here a head is held until the next write, which a small
+measurable share of a small answer's cost (a rejected request on a fresh connection spends a good part
+of the gateway's CPU in ``write``). Here a head is held until the next write, which a small
 answer makes in the same turn of the event loop; when none comes in that turn (a streamed answer
 waiting for its backend) the head goes out alone at the next turn, so nothing is ever delayed by more
 than one turn, and the order of the bytes is unchanged.

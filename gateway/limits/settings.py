@@ -40,7 +40,7 @@ class LimitSettings(BaseModel):
     @property
     def any(self) -> bool:
         # Read field by field: model_dump() built a dict on every limited request (a tenth of the
-        # limiter's time on a rejected request, py-spy, issue 16).
+        # limiter's time on a rejected request, py-spy).
         return any(getattr(self, name) is not None for name in _LIMITS)
 
     @property
@@ -54,7 +54,7 @@ class StateSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     # redis://[:password@]host:6379/0; unset: in memory, this process only. A secret (it may hold the
-    # password): masked wherever settings are printed (issue 16).
+    # password): masked wherever settings are printed.
     redis_url: SecretStr | None = None
     key_prefix: str = "gateway"
     # Every Redis call is bounded by this (seconds), so a slow or dead Redis never hangs a request.

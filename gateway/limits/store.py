@@ -160,7 +160,7 @@ class PacedMemoryStorage(MemoryStorage):
     The library schedules a pass after every hit whose previous pass has ended, which on an event loop that
     turns between requests is every hit, and the pass hops to a worker thread once per key
     (``asyncio.to_thread``): 65 µs of CPU per request with a requests-per-minute limit against 15 µs
-    without (issue 16: beside never-read streams on a key capped at 600 a minute). The windows' own reads
+    without. The windows' own reads
     skip entries that have expired, so the pass only frees memory; once a second is soon enough for that.
     """
 
@@ -203,7 +203,7 @@ class StateStore:
             if not self.shared:
                 # This process's memory never waits on I/O: no timer to arm and cancel. asyncio.timeout
                 # pushed a timer into the loop's heap (hundreds deep beside open connections) on every
-                # limited request: 40 % of the limiter's time on a rejected one (py-spy, issue 16).
+                # limited request: 40 % of the limiter's time on a rejected one (py-spy).
                 return await call
             async with asyncio.timeout(self._timeout):
                 return await call

@@ -26,11 +26,11 @@ from gateway.proxy.dialects.base import json_or_none
 from gateway.proxy.headers import client_response_headers
 from gateway.proxy.outcome import Outcome, failed, from_status, raw_response
 from gateway.proxy.pacing import PACING_HEADER, Schedule, pace
+from gateway.proxy.quality import Answer, check_answer
 from gateway.proxy.sse import EventSplitter
 from gateway.proxy.thinking import strip_reasoning_body, strip_reasoning_event
 from gateway.record import RequestRecord, Usage
 from gateway.relay import RelayStreamResponse
-from gateway.routing.quality import Answer, check_answer
 from gateway.routing.settings import QualitySettings
 from gateway.upstream import (
     UpstreamBroken,
@@ -65,12 +65,12 @@ class Attempt:
     pacing: Schedule | None = None
     # What the request may spend: what a stream cut short before its usage event is charged from.
     cost: RequestCost | None = None
-    # Issue 19: when the backend was sent the request (for RequestRecord.backend_seconds), and the
+    # When the backend was sent the request (for RequestRecord.backend_seconds), and the
     # attempt's trace span while its stream is relayed.
     _sent_at: float = field(default=0.0, init=False)
     _span: Any = field(default=None, init=False)
 
-    # ---- usage and trace accounting around each attempt (issue 19) -------------------------------------
+    # ---- usage and trace accounting around each attempt -------------------------------------
 
     def _begin(self) -> tuple[Any, list[tuple[str, str]]]:
         """The attempt's span (None with tracing off) and the headers to send, with its traceparent."""
@@ -310,7 +310,7 @@ def _checkable(answer: Answer, wait_for_end: bool) -> bool:
 
 def _encoded(headers: list[tuple[str, str]]) -> bool:
     """An answer with a content coding: the gateway asks for none and relays bytes as they are, so one it
-    cannot pass on unchanged is a broken answer, not a corrupted one for the client (issue 16)."""
+    cannot pass on unchanged is a broken answer, not a corrupted one for the client."""
     return any(
         k.lower() == "content-encoding" and v.strip().lower() not in ("", "identity") for k, v in headers
     )

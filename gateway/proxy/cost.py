@@ -99,7 +99,7 @@ def charge_cut_short(record: RequestRecord, cost: RequestCost | None) -> None:
     """The usage of an answer that ended before the backend's count of it: the prompt (the backend's
     count when an event carried it, else the gateway's estimate) and the completion relayed so far, one
     token per event after the first (vLLM streams a token per event) or a whole canvas per event for
-    diffusion (what the backend computed, README Metrics), at most what the request asked for."""
+    diffusion (what the backend computed, docs/operations.md, Metrics), at most what the request asked for."""
     usage = record.usage
     events = max(0, record.relayed_events - 1)  # the first event carries the role, no token
     run = record.diffusion

@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.auth.principal import Principal
+from gateway.backends.state import BackendPool
 from gateway.config import Settings
 from gateway.errors import UpstreamFailure
 from gateway.limits.limiter import Limiter
@@ -48,9 +49,8 @@ from gateway.proxy.thinking import apply_thinking
 from gateway.record import DiffusionRun, RequestRecord
 from gateway.relay import ClientDisconnected, cancel_on_disconnect
 from gateway.routing import Decision, extract_features
-from gateway.routing.embedding import SecondStage
-from gateway.routing.scorer import ScorerModel
-from gateway.routing.state import BackendPool
+from gateway.routing.scorer.embedding import SecondStage
+from gateway.routing.scorer.linear import ScorerModel
 from gateway.upstream import UpstreamClient
 from gateway.upstream.settings import BackendSettings, DiffusionSettings
 from gateway.wire import BACKEND_HEADER
@@ -155,7 +155,7 @@ class ProxyHandler:
         body = await read_body(request, server.max_body_bytes, self._settings.edge.max_body_encodings)
         parsed = self._parse(body, endpoint, principal)
         record.stream = parsed.stream
-        record.model = parsed.model  # the usage ledger's and the trace's requested model (issue 19)
+        record.model = parsed.model  # the usage ledger's and the trace's requested model
         if record.trace is not None:
             record.trace.request(parsed)
         telemetry = self._settings.telemetry

@@ -24,9 +24,9 @@ __all__ = [
 
 REQUEST_ID_HEADER = "x-request-id"
 
-# The only client headers a backend receives (issue 16: a denylist let ``content-encoding``, ``api-key``,
-# ``x-original-url`` and any invented header through). Everything else is dropped: credentials (the
-# backend gets the gateway's key), framing and encodings (the gateway sends its own, plain, body),
+# The only client headers a backend receives: an allowlist, since a denylist lets ``content-encoding``,
+# ``api-key``, ``x-original-url`` and any invented header through. Everything else is dropped: credentials
+# (the backend gets the gateway's key), framing and encodings (the gateway sends its own, plain, body),
 # hop-by-hop headers, and anything addressed to the gateway. ``edge.forward_headers`` adds names.
 FORWARDED = frozenset(
     {

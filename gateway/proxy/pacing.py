@@ -1,4 +1,4 @@
-"""Stream pacing (issue 8): a diffusion backend's canvases re-chunked into a steady flow of small deltas.
+"""Stream pacing: a diffusion backend's canvases re-chunked into a steady flow of small deltas.
 
 A diffusion backend streams one whole canvas (up to 256 tokens) per chunk, after a long silence, so a chat
 frontend's "typing" animation jumps. With pacing on, each text-bearing event is split into word-aligned

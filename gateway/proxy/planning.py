@@ -1,5 +1,5 @@
 """The routing plan of a parsed request: shared by the proxy loop, ``POST /v1/gateway/route`` and
-``gateway route``, so that the dry run and the live request decide alike (issue 15).
+``gateway route``, so that the dry run and the live request decide alike.
 
 ``plan_route`` hands the decision what the principal may use (the decision keeps every candidate inside
 it) and applies the speed tier; ``second_stage_texts`` says whether the optional embedding second stage
@@ -17,9 +17,9 @@ from gateway.errors import InvalidRequest
 from gateway.proxy.body import ProxiedRequest
 from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
 from gateway.routing import BackendView, Decision, RouteInput, decide, extract_features
-from gateway.routing.embedding import SecondStage
 from gateway.routing.features import RequestFeatures, conversation
-from gateway.routing.scorer import ScorerModel
+from gateway.routing.scorer.embedding import SecondStage
+from gateway.routing.scorer.linear import ScorerModel
 from gateway.upstream.settings import BackendSettings
 
 __all__ = [

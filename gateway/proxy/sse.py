@@ -58,8 +58,8 @@ class EventSplitter:
 
 def events_of(data: bytes) -> Iterator[bytes]:
     """The complete events in ``data``, one at a time (an incomplete last one is left out): a reader that
-    stops at the first event it needs does not pay for splitting the rest (issue 16: a held read can be a
-    whole stream, 258 events, to check the first)."""
+    stops at the first event it needs does not pay for splitting the rest (a held read can be a whole
+    stream of hundreds of events, to check the first)."""
     start = 0
     for stop in _event_ends(data):
         yield data[start:stop]

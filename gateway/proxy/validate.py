@@ -1,8 +1,8 @@
 """Sampling parameters checked against the documented ranges before anything routes on them.
 
-Issue 16: ``temperature: 5`` with ``model: auto`` answered 200 (the diffusion route's ``adapt`` policy
-dropped the value before anything looked at it), while the same request pinned to the autoregressive
-backend got vLLM's 400. Checked here, in the request's parsing, every route answers the same 400.
+Checked here, in the request's parsing, every route answers the same 400: otherwise ``temperature: 5``
+with ``model: auto`` would get a 200 (the diffusion route's ``adapt`` policy drops the value before
+anything looks at it), while the same request pinned to the autoregressive backend gets vLLM's 400.
 
 Ranges are OpenAI's API reference (chat, completions, responses) and Anthropic's for ``/v1/messages``
 (temperature 0 to 1 there). ``null`` means "not set", as in both APIs. Fields not listed pass through to

@@ -32,28 +32,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gateway.errors import InvalidRequest, NotFound, PermissionDenied
-from gateway.permissions import AUTO, allows, model_not_allowed
+from gateway.backends.view import BackendView
+from gateway.errors import InvalidRequest, NotFound
+from gateway.permissions import AUTO, check_auto, check_named, check_route_choice, within
 from gateway.routing.features import CRASHING, RequestFeatures
-from gateway.routing.scorer import Difficulty
+from gateway.routing.scorer.linear import Difficulty
 from gateway.routing.settings import RoutingSettings, Rule
 
 __all__ = ["AUTO", "BackendView", "Decision", "RouteInput", "decide"]
-
-
-@dataclass(frozen=True, slots=True)
-class BackendView:
-    """What the decision may know about a backend right now."""
-
-    name: str
-    kind: str
-    model: str
-    max_concurrency: int
-    in_flight: int = 0
-    available: bool = True  # healthy and its circuit breaker lets requests through
-    expected_latency: float = 1.0  # seconds for a typical answer, observed or configured
-    # The API dialects it serves (chat, completions, responses, messages): a backend.endpoints setting.
-    endpoints: frozenset[str] = frozenset({"chat", "completions", "responses", "messages"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +83,12 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
     explicit = _explicit(request, backends, policy)
     if explicit is not None:
         backend, reason = explicit
-        if not request.may_override and reason != "explicit:model":
-            raise PermissionDenied(
-                "This credential may not choose a route explicitly.", code="route_not_allowed"
-            )
-        if not (request.may_name and allows(request.allowed_backends, backend.name)):
-            if reason == "explicit:header":
-                raise model_not_allowed(request.header_route or backend.name, param=None)
-            raise model_not_allowed(request.model)
+        check_route_choice(request.may_override, by_model=reason == "explicit:model")
+        if reason == "explicit:header":
+            choice, param = request.header_route or backend.name, None
+        else:
+            choice, param = request.model, "model"
+        check_named(request.may_name, request.allowed_backends, backend.name, choice, param=param)
         if request.features.endpoint not in backend.endpoints:
             raise _not_served(request, [backend.name])
         reasons = [reason]
@@ -128,15 +112,11 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
             embed=request.embed,
         )
 
-    if not request.may_auto:
-        raise model_not_allowed(request.model)
+    check_auto(request.may_auto, request.model)
     target, reasons, may_fall_to_diffusion = _by_policy(request, backends, policy)
     order = [b for b in backends if b.name == target] + [b for b in backends if b.name != target]
     candidates = [b for b in order if b.name == target or b.kind != "diffusion" or may_fall_to_diffusion]
-    if request.allowed_backends is not None:
-        candidates = [b for b in candidates if allows(request.allowed_backends, b.name)]
-        if not candidates:
-            raise PermissionDenied("This credential may not use any backend that can serve this request.")
+    candidates = within(request.allowed_backends, candidates)
     serving = [b for b in candidates if request.features.endpoint in b.endpoints]
     if not serving:
         raise _not_served(request, [b.name for b in candidates])

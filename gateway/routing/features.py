@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.chat_view import asks_logprobs, content_kind
-from gateway.routing.scorer import Difficulty, ScorerModel
+from gateway.routing.scorer.linear import Difficulty, ScorerModel
 from gateway.wire import DIFFUSION_UNSUPPORTED_SAMPLING
 
 __all__ = [
@@ -33,7 +33,8 @@ __all__ = [
 
 # Sampling parameters the diffusion backend answers with a 400 (docs/backends.md).
 INCOMPATIBLE_PARAMS = DIFFUSION_UNSUPPORTED_SAMPLING
-# What has crashed the diffusion engine (vLLM #56712 images, #45689 logprobs), and any other content that
+# What crashes the diffusion engine (images: https://github.com/vllm-project/vllm/issues/56712; logprobs:
+# https://github.com/vllm-project/vllm/issues/45689), and any other content that
 # is not text (audio, files, embeddings: a text-only engine has no way to take them): never sent there.
 CRASHING = frozenset({"image", "media", "logprobs"})
 
@@ -56,7 +57,7 @@ def _words(*alternatives: str) -> str:
 # The code patterns, each behind a substring it cannot match without, in groups behind one more: a
 # pattern runs only on a turn that holds its anchor, found by ``str.find`` in C. One alternation of them
 # all tried its word alternatives at every "d", "f", "c", "i", "a", "e" and "p" of the text: ~75 µs of
-# the 8,000-character turn's 400 µs budget (issue 15) for prose that holds no code. The matches are
+# the 8,000-character turn's 400 µs budget for prose that holds no code. The matches are
 # the same: any alternative matching anywhere is a match of the alternation. A group's gate is a
 # single character or a word every anchor in it holds (one character is found fastest, by memchr); an
 # anchor is a substring, or a pattern that starts with a literal character.
@@ -93,8 +94,7 @@ _CODE_PATTERNS: tuple[tuple[str, _Anchored], ...] = (
     # One line of code pasted without a fence or backticks ("Can you explain this line: df.groupby(
     # 'city')['sales'].mean()"): a method call, a shell variable or loop, a git revision, a Rust or
     # JavaScript binding, a shell "&&". None of them appears in the easy training sources' 10,390
-    # requests; the scorer gave such lines 0.00-0.19 (issue 15: held out, 14 % of one-line snippets
-    # stayed on diffusion).
+    # requests, and the scorer's words alone score such lines low.
     (".", _anchored((".", r"\.(?<=\w\.)[A-Za-z_]\w*\("))),
     ("~", _anchored(("~", r"~(?<=\w~)\d"))),
     ("$", _anchored(("$", r"\$[{(]"))),
@@ -129,7 +129,7 @@ _CODE_PATTERNS: tuple[tuple[str, _Anchored], ...] = (
             ("panicked at", None),
             ("class ", _words(r"class \w+\s*[:({]")),
             # A crash of native code, however it is cased ("getting a segmentation fault as soon as I
-            # call the C extension": the capitalised form only sent that to diffusion, issue 15).
+            # call the C extension": the capitalised form only sent that to diffusion).
             ("egmentation fault", None),
             ("egfault", None),
             ("core dumped", None),
@@ -158,7 +158,7 @@ _INLINE_SPANS = 16
 def _has_code(scan: str) -> bool:
     """Code in the newest turn: a fence anywhere in it, or a pattern in its head or tail.
 
-    The patterns over all 8,000 characters cost ~100 µs, most of the decision's budget (issue 15);
+    The patterns over all 8,000 characters cost ~100 µs, most of the decision's budget;
     a signature or a stack trace in the middle of a long turn that has no fence is rare.
     """
     if "`" in scan and "```" in scan:  # one character is found by memchr, 30x faster than three
@@ -170,8 +170,8 @@ def _has_code(scan: str) -> bool:
 
 def _inline_code(text: str) -> bool:
     """A backticked span with code's punctuation in it (`df.groupby('a')`, `chmod -R 755 /srv`): the
-    difficulty scorer's words miss a one-line snippet in a short question (issue 15: held out, half of
-    the inline-snippet source scored as small talk). A backticked plain word (`serendipity`) is not code.
+    difficulty scorer's words miss a one-line snippet in a short question, which reads as small talk to
+    them. A backticked plain word (`serendipity`) is not code.
     """
     # The first spans only: a turn of thousands of backticked words costs what a short one does.
     spans = map(operator.itemgetter(1), itertools.islice(_INLINE_CODE.finditer(text), _INLINE_SPANS))
@@ -181,8 +181,8 @@ def _inline_code(text: str) -> bool:
 def _sql(text: str) -> bool:
     """A SELECT with a FROM after it, within a statement's length.
 
-    Two substring searches, not a pattern: ``SELECT\b.+\bFROM\b`` took ~100 ms on a turn of
-    "SELECT a SELECT a ..." (issue 15), and even a bounded ``[^;]{1,300}?`` scans 300 characters after
+    Two substring searches, not a pattern: ``SELECT\b.+\bFROM\b`` takes ~100 ms on a turn of
+    "SELECT a SELECT a ...", and even a bounded ``[^;]{1,300}?`` scans 300 characters after
     every SELECT.
     """
     start = text.find("SELECT ")

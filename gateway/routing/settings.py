@@ -6,16 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = [
-    "BreakerSettings",
-    "QualitySettings",
-    "RoutingSettings",
-    "Rule",
-    "RuleConditions",
-    "ScorerSettings",
-    "SecondStageSettings",
-    "SpilloverSettings",
-]
+from gateway.backends.settings import BreakerSettings
+from gateway.routing.scorer.settings import ScorerSettings
+
+__all__ = ["QualitySettings", "RoutingSettings", "Rule", "RuleConditions", "SpilloverSettings"]
 
 
 class _Section(BaseModel):
@@ -48,7 +42,7 @@ class RuleConditions(_Section):
                 if old in data:
                     raise ValueError(
                         f"`{old}` was removed: the difficulty scorer replaced the maths and reasoning "
-                        "keywords; use `hard: true` or `min_score`/`max_score` (README, Routing)"
+                        "keywords; use `hard: true` or `min_score`/`max_score` (docs/routing.md)"
                     )
         return data
 
@@ -67,11 +61,6 @@ class SpilloverSettings(_Section):
     queue_timeout: float = Field(30.0, gt=0)
 
 
-class BreakerSettings(_Section):
-    failures: int = Field(3, ge=1)  # consecutive failures that open the breaker
-    cooldown: float = Field(30.0, gt=0)  # seconds open before one probe request is let through
-
-
 class QualitySettings(_Section):
     """Checks on diffusion answers; a failed check re-runs the request on the autoregressive backend."""
 
@@ -80,37 +69,6 @@ class QualitySettings(_Section):
     empty: bool = True  # no content and no tool call
     markup: bool = True  # raw template markup (<|channel>, <tool_call|>...) in the text
     repetition: bool = True  # degenerate repetition
-
-
-class SecondStageSettings(_Section):
-    """The optional embedding second stage (gateway/routing/embedding.py, the router-embed extra): it
-    decides the requests whose linear score falls in ``band``; off by default (tens of ms per request)."""
-
-    enabled: bool = False
-    # The linear scores it decides, inclusive; chosen by bench/router_embed_eval.py (README, Routing).
-    band: tuple[float, float] = (0.15, 0.6)
-    model: str = "default"  # the shipped second-stage model, or a file bench/router_embed_eval.py wrote
-    threads: int = Field(1, ge=1, le=64)  # torch's threads for one embedding
-
-    @model_validator(mode="after")
-    def _band(self) -> SecondStageSettings:
-        lo, hi = self.band
-        if not 0.0 <= lo < hi <= 1.0:
-            raise ValueError(f"band must be [lo, hi] with 0 <= lo < hi <= 1, not [{lo}, {hi}]")
-        return self
-
-
-class ScorerSettings(_Section):
-    """The difficulty scorer (gateway/routing/scorer.py): hard requests go to the autoregressive backend."""
-
-    enabled: bool = True
-    # "default" is the model shipped in the package; otherwise the path of a file that
-    # `gateway router train` wrote. Loaded at start-up: a missing or corrupt file stops the gateway.
-    model: str = "default"
-    # Scores at or above it are hard. None: the threshold the model was trained with (its model card).
-    # A key or tier may set its own (route_threshold).
-    threshold: float | None = Field(None, gt=0, lt=1)
-    second_stage: SecondStageSettings = SecondStageSettings()
 
 
 class RoutingSettings(_Section):

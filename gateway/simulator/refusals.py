@@ -39,7 +39,8 @@ def reject_for_diffusion(payload: dict[str, Any], dialect: Endpoint = "chat") ->
             "Structured outputs are not supported with diffusion models.", 400, "BadRequestError"
         )
     if asks_logprobs(payload, dialect) or has_image(payload):
-        # vLLM #56712 (images) and #45689 (logprobs): the engine died instead of answering.
+        # The engine dies instead of answering (https://github.com/vllm-project/vllm/issues/56712 images,
+        # https://github.com/vllm-project/vllm/issues/45689 logprobs).
         return vllm_error(
             "EngineCore encountered an issue. See stack trace for the root cause.", 500, "InternalServerError"
         )

@@ -18,7 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
-from gateway.routing.state import BackendPool, BackendState
+from gateway.backends.state import BackendPool, BackendState
 from gateway.upstream import UpstreamClient, UpstreamError
 
 __all__ = ["BackendCollector", "BackendSnapshot", "scrape_forever", "scrape_once"]

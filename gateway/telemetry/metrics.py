@@ -3,7 +3,7 @@ fresh one. Every label value comes from a bounded set: configured backend, key, 
 fixed reason and outcome codes, buckets. Anything else becomes ``other`` (docs/peers.md #5), and no label ever
 holds a request's model string, a prompt, a key or a digest.
 
-The names and labels are documented in one table in the README ("Metrics").
+The names and labels are documented in one table in docs/operations.md (Metrics).
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ class Metrics:
         self.state_errors = counter(
             "gateway_state_store_errors", "Calls to the state store (Redis) that failed or timed out.", ["op"]
         )
-        # The usage ledger (issue 19): rows written, and rows dropped because the store could not keep up.
+        # The usage ledger: rows written, and rows dropped because the store could not keep up.
         self.usage_written = counter(
             "gateway_usage_records_written",
             "Usage ledger rows written, by store (sqlite, postgresql).",
@@ -234,7 +234,7 @@ class Metrics:
             "Usage ledger rows dropped: queue_full (store slow or down), shutdown, refused, timeout.",
             ["reason"],
         )
-        # The edge (issue 16): client connections, by listener (main, operator). Summed over live workers.
+        # The edge: client connections, by listener (main, operator). Summed over live workers.
         self.connections_open = Gauge(
             "gateway_connections_open",
             "Open client connections, by listener.",

@@ -1,4 +1,4 @@
-"""The ``telemetry:`` section and its ``tracing:`` part (issue 19). Nothing here imports OpenTelemetry:
+"""The ``telemetry:`` section and its ``tracing:`` part. Nothing here imports OpenTelemetry:
 reading the configuration must not need the optional extra (tracing.py is imported only when it is on)."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class TelemetrySettings(BaseModel):
     log_content_max_chars: int = Field(2000, ge=0)
     # Scrape each backend's /metrics (load and diffusion counters) every routing.health_interval seconds.
     scrape_backends: bool = True
-    # Prompt and completion text on trace spans (issue 19): off unless an operator turns it on.
+    # Prompt and completion text on trace spans: off unless an operator turns it on.
     capture_content: bool = False
     tracing: TracingSettings = TracingSettings()
     # GET /metrics on the main listener, where every client reaches: served there only with this bearer

@@ -1,4 +1,4 @@
-"""OpenTelemetry traces (issue 19): a SERVER span per proxied request, following the GenAI semantic
+"""OpenTelemetry traces: a SERVER span per proxied request, following the GenAI semantic
 conventions, with a CLIENT child span for each attempt at a backend whose W3C ``traceparent`` goes to
 that backend, so that vLLM's own spans (``--otlp-traces-endpoint``) join the same trace.
 

@@ -1,7 +1,6 @@
-"""The upstream client on aiohttp: the default, chosen by the numbers (bench/run.py, README Performance).
-
-httpx's connection pool is known to collapse under concurrency (issue measurements on this machine: 469
-requests/s at concurrency 16 against aiohttp's 3,597 for a minimal proxy).
+"""The upstream client on aiohttp (``server.upstream_client: aiohttp``), kept to compare with the default,
+httptools (bench/run.py part 0, docs/performance.md). Unlike httpx's, its connection pool holds up under
+concurrency.
 """
 
 from __future__ import annotations

@@ -57,7 +57,8 @@ class UpstreamBroken(UpstreamError):
 
 
 class UpstreamTooLarge(UpstreamBroken):
-    """Past the size cap the answer is not read further (issue 16: an answer had no size cap)."""
+    """Past the size cap the answer is not read further: a backend cannot make the gateway hold an
+    unbounded answer."""
 
 
 class UpstreamHeadersTooLarge(UpstreamBroken):

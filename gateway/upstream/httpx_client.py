@@ -62,7 +62,7 @@ class HttpxUpstream:
             timeout=None,  # noqa: S113
             follow_redirects=False,
             trust_env=False,  # never route private backends through an HTTP(S)_PROXY from the env
-            # httpx asks for gzip by default, but the relay passes bytes on undecoded (issue 16): ask for
+            # httpx asks for gzip by default, but the relay passes bytes on undecoded: ask for
             # none, so a backend that compresses when asked never corrupts an answer.
             headers={"accept-encoding": "identity"},
         )

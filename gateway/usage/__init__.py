@@ -1,2 +1,2 @@
-"""The usage ledger (issue 19): one row per finished request, kept in SQLite or PostgreSQL, read back by
+"""The usage ledger: one row per finished request, kept in SQLite or PostgreSQL, read back by
 ``gateway usage`` and ``GET /v1/gateway/usage``."""

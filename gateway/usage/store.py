@@ -87,7 +87,7 @@ class UsageStore:
             return
         self.migrate()
         # The driver's executemany with plain tuples (a UsageRecord is one): SQLAlchemy's insert() with a
-        # dict per row cost 34 µs a row here, this 7 (bench/tracing_overhead.py counts the writer
+        # dict per row costs five times as much (bench/tracing_overhead.py counts the writer
         # thread's CPU).
         rows = [storable(r) for r in records]
         with self.engine.begin() as conn:

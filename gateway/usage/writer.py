@@ -60,8 +60,8 @@ class UsageWriter:
                 abort=store.abort,
             )
         # A deque, not a queue.Queue: append and popleft are atomic under the GIL, so a request pays
-        # one append instead of a lock, a condition and a notify (issue 16: a rejected request's ledger
-        # row was a measurable share of its cost). One consumer (the writer thread) pops.
+        # one append instead of a lock, a condition and a notify (a rejected request is cheap, so its
+        # ledger row is a measurable share of its cost). One consumer (the writer thread) pops.
         self._queue: deque[UsageRecord] = deque()
         self._queue_size = queue_size
         self._batch_size = batch_size

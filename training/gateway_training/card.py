@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.routing.scorer import ScorerModel
+from gateway.routing.scorer.linear import ScorerModel
 from gateway_training.data import builtin_sources, public_licences
 from gateway_training.fit import Prediction, recall
 from gateway_training.report import confusion, per_group, sweep, targets, under_policy
@@ -141,7 +141,7 @@ def model_card(
         "",
         *(
             [
-                "Issue 15's targets under the routing policy, as the threshold moves: where each class "
+                "The routing targets under the routing policy, as the threshold moves: where each class "
                 "meets its own, and which classes fall short of theirs there.",
                 "",
                 goals,

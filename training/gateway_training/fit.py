@@ -1,4 +1,4 @@
-"""Fitting the scorer: a logistic regression over the features of ``gateway.routing.text``.
+"""Fitting the scorer: a logistic regression over the features of ``gateway.routing.scorer.text``.
 
 scikit-learn (a dependency of this package, not of the gateway) does the fitting: its liblinear solver
 is exact, deterministic for a given seed, and fits tens of thousands of sparse rows in about a second on
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from gateway.routing.blocks import DAMPED, damping, request_features, table_of
 from gateway.routing.features import conversation
-from gateway.routing.scorer import (
+from gateway.routing.scorer.blocks import DAMPED, damping, request_features, table_of
+from gateway.routing.scorer.linear import (
     MEANING_BLOCKS,
     MEANING_PRIOR,
     ONE_HEAD,
@@ -54,15 +54,13 @@ class FitSettings:
     # The structure features of the newest turn (s:, ps:) enter the fit with this value instead of 1,
     # which under the same L2 penalty lets their weights grow larger than the words': the shape of a
     # request carries over to a way of writing no training source used, the words of one source do
-    # not. Chosen by the leave-one-source-out figures (issue 15: 2 against 1, balanced accuracy
-    # 93.1 -> 93.6 %, code 81 -> 82 %, reasoning 94.6 -> 95.2 %). The stored weights are multiplied back,
-    # so the gateway still sums the weights of the features present.
+    # not. Chosen by the leave-one-source-out figures (docs/history/measurements.md). The stored weights are
+    # multiplied back, so the gateway still sums the weights of the features present.
     structure_scale: float = 2.0
-    # The meaning features (the mean of the static vectors of each block's words, scorer.py) enter the
+    # The meaning features (the mean of the static vectors of each block's words, scorer/linear.py) enter the
     # fit multiplied by this; 0 leaves them out. A mean of unit vectors is short, so under the shared
     # L2 penalty it needs a scale of this order to weigh at all. Chosen by the leave-one-source-out
-    # figures (issue 15, 128 dimensions: 4 -> 12 -> 24, see the README; at 256 dimensions 12 and 15
-    # gave the same balanced accuracy, docs/router-history.md).
+    # figures (docs/history/measurements.md).
     meaning_scale: float = 12.0
     # One head per group of categories (GROUPS), each fitted one-against-the-rest, the score their hard
     # share (scorer.ScorerModel); False: one head, hard against easy. Data whose groups are one hard and
@@ -71,16 +69,13 @@ class FitSettings:
     heads: bool = True
     # The sums of the word blocks (the turn's words, pairs, pasted words, the context's words) are damped
     # beyond this many distinct ones in the block (blocks.damping); 0: not damped. Chosen by the held-out
-    # figures (issue 15, 12 groups of sources, best balanced accuracy of the scorer alone: none 96.23 %,
-    # 8 96.18 %, 15 96.40 %, 30 96.40 %, 60 96.27 %; 15 kept small talk 0.3 point higher than 30).
+    # figures: 15 and 30 do best, and 15 keeps more small talk on diffusion (docs/history/measurements.md).
     damping: float = 15.0
     # A head's C is ``c`` times its factor here (1 for a head not listed). The small-talk head's sources
     # are the most varied ways of writing of any group (real chit-chat, diaries, a bot's regulars, musings,
     # talk about technology), so the words of any one of them say least about the next: under a stronger
     # penalty the head leans on what they share (the register, the meaning weights, the shape). Chosen by
-    # the held-out figures (issue 15, 12 groups of sources, best balanced accuracy of the scorer alone:
-    # x2 96.36 %, x1 96.40 %, x0.5 96.44 %, x0.25 96.49 %, x0.1 96.44 %; every source held out, small
-    # talk 96.9 -> 97.2 % at the same threshold; docs/router-history.md).
+    # the held-out figures (docs/history/measurements.md).
     head_c: tuple[tuple[str, float], ...] = (("small talk", 0.25),)
 
     def __post_init__(self) -> None:
@@ -92,10 +87,9 @@ class FitSettings:
                 )
 
 
-# The groups of training categories a model has a head for (issue 15): what the leave-one-source-out
-# figures were measured with (one head per group: hard recall 95.3 -> 96.1 %, easy 95.7 -> 95.8 %, at the
-# threshold each chose). A category not listed, or listed with the other label, is "other hard" or
-# "other easy" by its label.
+# The groups of training categories a model has a head for: a request needs only look like one hard
+# group, whatever the easy ones say of it (gateway/routing/scorer/linear.py). A category not listed, or listed
+# with the other label, is "other hard" or "other easy" by its label.
 GROUPS = {
     "reasoning": "reasoning and maths",
     "math-word": "reasoning and maths",
@@ -254,9 +248,8 @@ def fit(
 
 def _scale(name: str, structure: float) -> float:
     # The context's features ("c:s:...", kind "c") keep the scale of a word, its structure included:
-    # doubled like the newest turn's, a system prompt's shape alone outweighed a chat turn under it
-    # (issue 15: the context is weighted below the newest turn; held out, a bot behind a rule list
-    # 87.7 -> 93.0 %, small talk 93.9 -> 94.4 %, the hard classes within 0.1 point).
+    # doubled like the newest turn's, a system prompt's shape alone would outweigh a chat turn under it,
+    # and the context weighs less than the newest turn.
     return structure if name.split(":", 1)[0] in ("s", "ps") else 1.0
 
 
@@ -320,9 +313,8 @@ def choose_threshold(predictions: Sequence[Prediction]) -> float:
 
     Balanced, because the two errors cost differently but both matter: a hard request on the diffusion
     backend is a wrong answer, an easy one on the autoregressive backend is a slow one; an operator who
-    weighs them differently sets routing.scorer.threshold (README, Routing). Then the worst class,
-    because balanced accuracy is flat near its best (issue 15: the four-head model's held-out scores
-    were within 0.1 point of it from 0.50 to 0.58), where a few hundredths move errors between classes
+    weighs them differently sets routing.scorer.threshold (docs/scorer.md). Then the worst class,
+    because balanced accuracy is flat near its best, where a few hundredths move errors between classes
     and the mean does not notice: there the threshold that fails its weakest class least is chosen.
     With labels alone (an operator's data) the classes are hard and easy: the fairer of the two recalls.
     """

@@ -31,7 +31,7 @@ def structural(messages: list[dict[str, object]]) -> bool:
 def under_policy(predictions: Sequence[Prediction]) -> list[Prediction]:
     """The predictions as the routing policy uses them: a conversation the structural rules send to the
     autoregressive backend counts as scored 1.0, whatever the scorer said. What a class's requests meet
-    in the gateway (README Routing: the rules come first, the score decides the rest)."""
+    in the gateway (docs/routing.md: the rules come first, the score decides the rest)."""
     return [Prediction(p.example, 1.0) if structural(p.example.messages) else p for p in predictions]
 
 
@@ -81,7 +81,7 @@ def sweep(predictions: Sequence[Prediction], thresholds: Sequence[float] | None 
     return "\n".join(lines)
 
 
-# Issue 15's targets for the built-in classes, held out: the share of each class routed as labelled.
+# The routing targets for the built-in classes, held out: the share of each class routed as labelled.
 TARGETS = {
     "reasoning": 0.95,
     "math-word": 0.95,

@@ -30,8 +30,8 @@ from gateway.proxy.dialects.base import (
     guess_endpoint,
     named,
 )
+from gateway.proxy.quality import Answer
 from gateway.proxy.sse import EventInfo, events_of, inspect_event
-from gateway.routing.quality import Answer
 
 __all__ = [
     "MARKERS",

@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
+from gateway.proxy.quality import Answer
 from gateway.proxy.sse import EventInfo
-from gateway.routing.quality import Answer
 from gateway.wire import Endpoint
 
 __all__ = [

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from gateway.proxy.dialects.base import Until, enough, json_or_none
+from gateway.proxy.quality import Answer
 from gateway.proxy.sse import DONE, error_event
-from gateway.routing.quality import Answer
 
 __all__ = ["MARKERS", "answer_of_body", "answer_of_events", "stream_failure"]
 

@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 
 from gateway.proxy.dialects.base import PLAIN, Until, enough, named
+from gateway.proxy.quality import Answer
 from gateway.proxy.sse import EventInfo, Usage
-from gateway.routing.quality import Answer
 
 __all__ = ["MARKERS", "answer_of_body", "answer_of_events", "inspect", "stream_failure"]
 

@@ -2,7 +2,7 @@
 
 Why not a general-purpose client: on this machine aiohttp spends ~120 µs of CPU per proxied request and
 httpx more, while writing the request and parsing the answer with httptools (the C parser uvicorn
-already uses for the gateway's own side) costs ~25 µs (bench/run.py part 0, README Performance). The
+already uses for the gateway's own side) costs ~25 µs (bench/run.py part 0, docs/performance.md). The
 gateway needs little of what those clients do: one method, no redirects, no cookies, no proxies, no
 decompression, bodies relayed as bytes. What it does need is here:
 

@@ -1,8 +1,8 @@
 """Programming requests written in plain words, without a code fence or a signature to catch.
 
 Debugging a framework's behaviour, asking for a function, choosing a data structure: precise code is
-where the diffusion backend is weakest, and no keyword list holds every way of asking. (Issue 15's own
-example prompts are regression tests, so none of them, nor their wording, is generated here.)
+where the diffusion backend is weakest, and no keyword list holds every way of asking. (The routing design's
+own example prompts are regression tests, so none of them, nor their wording, is generated here.)
 """
 
 from __future__ import annotations

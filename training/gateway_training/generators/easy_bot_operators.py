@@ -5,8 +5,8 @@ instructions ("Never discuss prices. If someone is rude, stay calm. Answer in at
 which is how a hard task stated in a system prompt looks too. What the users then send is chat: a
 greeting, thanks, a joke, a reaction, a question about the bot's tastes. ``easy_smalltalk.py`` writes a
 role-play persona in one or two sentences; this is a second hand: rule lists, a business or a group
-behind the bot, several turns, and turns that are only an emoji or a sticker's text. Issue 15: held out,
-a persona prompt made short replies such as "thanks Sir Reginald" score hard (context +5 on the logit).
+behind the bot, several turns, and turns that are only an emoji or a sticker's text, so that a persona
+prompt does not make short replies such as "thanks Sir Reginald" score hard.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ A match score, a race time, a trip's distance and hours, a price paid, a child's
 numbers, times and names that puzzles are made of, in a turn that asks nothing to be worked out ("We lost
 3-1 and Dev missed two penalties, can you believe it?"). ``easy_diary.py`` writes a list of the day's
 events in time order; this is a second hand: one story per turn, told in the past or the present, ending
-on a feeling or a question about the bot or the teller. English, some German and Spanish. Issue 15: held
-out, a day told with its times and names stayed on diffusion 75 % of the time.
+on a feeling or a question about the bot or the teller. English, some German and Spanish: a day told
+with its times and names is small talk, not a word problem.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ always be ten minutes late", "honestly if dinosaurs were alive we'd all just sta
 the shape that reasoning puzzles have (an "if", two options to choose between, a "which one") and no
 answer to work out: any friendly reply will do. No other source writes them; real chit-chat
 (``pypi:chitchat-dataset``) is full of them, and held out its hypotheticals went to the autoregressive
-backend (issue 15). English, some German, Spanish and French; one turn, or a follow-up to the bot's
+backend. English, some German, Spanish and French; one turn, or a follow-up to the bot's
 answer ("haha ok but what about dogs?").
 """
 

@@ -1,6 +1,6 @@
 # ruff: noqa: E501 (prompt templates read best as one line each)
-"""Requests that are hard because of their context, not their newest turn (issue 15: "a hard task stated
-only in the system prompt, or a follow-up turn after a hard one, stays on diffusion").
+"""Requests that are hard because of their context, not their newest turn: a hard task stated only in the
+system prompt, or a follow-up turn after a hard one, belongs on the autoregressive backend.
 
 - gen:system-task: the problem sits in the system prompt (a tutoring app, a puzzle bot, an exam
   checker) and the user turn is a bare "go" or "give me a hint".
@@ -8,8 +8,8 @@ only in the system prompt, or a follow-up turn after a hard one, stays on diffus
 - gen:bot-task: a hard problem in the newest turn, sent to a bot whose operator's system prompt is a
   list of rules (the easy gen:bot-operators' prompts): such a prompt sits above small talk in the easy
   sources, and with a head per group of categories the small-talk head read it as small talk whatever
-  the turn said (issue 15: "Three runners finish: Ana is not first..." under a running club's bot scored
-  0.55, under the threshold; alone 0.95).
+  the turn said ("Three runners finish: Ana is not first..." under a running club's bot is still a
+  puzzle).
 
 All three borrow their problems from the other hard families, so holding one of them out tests whether the
 scorer reads the context, not whether it knows a puzzle's wording.

@@ -3,9 +3,9 @@
 ask it in a chat: stacked discounts, an average speed over two legs, a restaurant bill split unevenly,
 paint for a room, two savings plans, a bath filling while it drains.
 
-A second hand beside gen:ml-wordproblems (hard_multilingual_maths.py), whose textbook templates held
-out reached the autoregressive backend only ~81 % of the time: a way of writing maths word problems
-in these languages that no other source used went to diffusion (issue 15, "maths word problems >= 95 %").
+A second hand beside gen:ml-wordproblems (hard_multilingual_maths.py), whose textbook templates are one
+way of writing maths word problems in these languages: another way, that no source uses, would go to
+diffusion.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ A second author's way of writing the kind of request gen:reason-over-text (hard_
 another set of materials, laid out as people copy them (CSV lines, bullets, "[10:02] Ana: ..." chat
 logs, aligned columns) and asked about in chat's own words. With one such source only, that source
 held out reached the autoregressive backend 64 % of the time: a short question over pasted material
-otherwise looks like "summarise this" (issue 15).
+otherwise looks like "summarise this".
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 
 Homework and competition problems are often one line of symbols: short, hardly a sentence, and nothing
 like the chatty short requests the easy side is full of. Written as a student types them, in ASCII
-(x^2, sqrt(x), a*b) or with a little LaTeX or Unicode. (Written after a provisional model's misses on
-the CHAMP problems of bench/routing_eval.py had been read; no template copies one of them, but the
-README says so beside that figure.)
+(x^2, sqrt(x), a*b) or with a little LaTeX or Unicode. (No template copies one of the CHAMP problems
+of bench/routing_eval.py, though their misses were read; docs/scorer.md says so beside that figure.)
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
-"""A scorer model's weight tables (issue 15): a dict from each feature to its heads' weights, packed in
+"""A scorer model's weight tables: a dict from each feature to its heads' weights, packed in
 one integer, so that a request's weights are summed for every head at once.
 
 Each head's weight of a feature takes LANE bits of the integer: the weight in millionths plus OFFSET, so
 that no lane is negative. The sum of packed values is then the packed sums of every head, exactly
 (integers: the same score whatever order a set iterates in, which changes with each process's hash
-seed), with one ``sum`` over the features a request hits instead of one per head: four sums, one per
-head, took the routing bench's varied 8,000-character turn from 313 to 454 µs, past its 400 µs budget.
-A lane holds the sum of 2**23 values before it could carry into the next, and a table has tens of
-thousands.
+seed), with one ``sum`` over the features a request hits instead of one per head, which keeps a long
+turn within its 400 µs budget (bench/routing_bench.py). A lane holds the sum of 2**23 values before it could
+carry into the next, and a table has tens of thousands.
 """
 
 from __future__ import annotations

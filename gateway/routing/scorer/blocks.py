@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from gateway.routing.text import featurize_blocks
+from gateway.routing.scorer.text import featurize_blocks
 
 __all__ = [
     "CONTEXT_CHARS",
@@ -52,9 +52,8 @@ def damping(size: int, words: float | None) -> float:
     """What the sum of a word block's weights is multiplied by: 1 up to ``words`` distinct words (or
     pairs) in the block, then sqrt(words / size). Summed undamped, the more words a text has the further
     they push it, while its shape and its request count once: a German text to summarise, sharing many
-    words with German puzzles, scored as a puzzle (issue 15: held out, every source at a time, German
-    summaries 87.0 -> 94.3 %, small talk 96.2 -> 96.9 %, hard and easy recall up together; the README,
-    Long texts' words damped). ``words`` None or 0: no damping (a model trained before it)."""
+    words with German puzzles, scores as a puzzle (docs/scorer.md). ``words`` None or 0: no damping (a model
+    trained before it)."""
     return 1.0 if not words or size <= words else math.sqrt(words / size)
 
 

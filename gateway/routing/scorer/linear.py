@@ -1,31 +1,13 @@
-"""The difficulty scorer: the probability that a request needs the autoregressive backend.
+"""The difficulty scorer's model: the probability that a request needs the autoregressive backend.
 
-Logistic models over the binary features of ``gateway.routing.text``: with one head the score of a
-request is ``sigmoid(bias + the sum of the weights of its features)``, where the sum of each block of
-words (the turn's words, word pairs and pasted words, the context's words) is damped on a long text
-(``blocks.damping``, for a model trained with it); the shipped model has a head per group of training
-categories, and the score is the hard heads' share of their probabilities (``ScorerModel``). The
-features are the newest user turn's, and its context's under a ``c:`` prefix, word pairs left out. The
-context (``features.conversation``) is every system and developer message, then the
-``features.CONTEXT_TURNS`` (two) user turns before the newest, joined; only its first
-``blocks.CONTEXT_CHARS`` (1,500) characters are read, and a completions prompt has none. The context has
-weights of its own, learned from the conversations in the training data: a hard conversation stays hard
-on its follow-ups ("now prove the converse") and a hard task stated in the system prompt counts, while a
-chatty persona in a bot's system prompt does not make every turn hard. (Scoring the context with the
-turn's weights and keeping the higher score sent most of a Telegram bot's small talk to the
-autoregressive backend: a system prompt reads like nothing a user writes.)
-
-The model is data (a gzip'd JSON file written by ``gateway router train``), loaded once at start-up; a
-missing or corrupt file is a ``ModelError`` with the reason, never a silent fallback to another policy.
-Scoring is pure and needs no third-party package (a few hundred dictionary look-ups per request).
-
-Besides the weights of the features present, a model may hold **meaning** weights: one number per word
-of a fixed vocabulary and per block (the newest turn's words ``w:``, the pasted material's ``p:``, the
-context's ``c:w:``), and the logit adds, for each block, the MEAN of the numbers of its words present.
-That is a linear function of the mean of the words' static vectors (training/gateway_training/fit.py),
-folded into one number per word: a word no training source used still gets the weight its meaning
-earns, which is what a new way of writing needs (issue 15: held out, small talk 89 -> 91 %, code in
-words 94 -> 96 %).
+Logistic models over the binary features of ``text``, one head or several (``ScorerModel``: the score
+is the hard heads' share of their probabilities); the sum of each block of words is damped on a long
+text (``blocks.damping``). It reads the newest user turn, and its context (``features.conversation``,
+the first ``blocks.CONTEXT_CHARS`` characters) with weights of its own, so that a system prompt's
+persona does not make every turn hard. Optional **meaning** weights, one number per word and block,
+add the mean over the words present: a word no training source used still gets the weight its meaning
+earns. The model is data (a gzip'd JSON file, ``load``), loaded once at start-up; scoring is pure and
+needs no third-party package (docs/scorer.md).
 """
 
 from __future__ import annotations
@@ -38,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway.errors import ModelError
-from gateway.routing import model_file
-from gateway.routing import weights as tables
-from gateway.routing.blocks import (
+from gateway.routing.scorer import model_file
+from gateway.routing.scorer import weights as tables
+from gateway.routing.scorer.blocks import (
     DAMPED,
     NO_CONTEXT,
     TABLES,
@@ -66,7 +48,7 @@ __all__ = [
 
 FORMAT = "gateway-router/1"  # one head
 FORMAT_HEADS = "gateway-router/2"  # several heads (ScorerModel)
-DEFAULT_MODEL = model_file.SHIPPED  # the model shipped in gateway/routing/models/
+DEFAULT_MODEL = model_file.SHIPPED  # the model shipped in gateway/routing/scorer/models/
 # The blocks of meaning weights, by the prefix of the word features they average over.
 MEANING_BLOCKS = ("w:", "p:", "c:w:")
 MEANING = "m:"  # the prefix of a meaning block's contribution in explanations ("m:w:")
@@ -113,9 +95,8 @@ class ScorerModel:
     With one head the score is ``sigmoid(logit)``. With several (one per group of training categories,
     each fitted one-against-the-rest), it is the hard heads' share of the heads' probabilities,
     ``sum(p hard) / sum(p)``: a request needs only look like one hard group, whatever the easy ones say
-    of it (issue 15, held out on the same folds, one head -> four: hard recall 95.3 -> 96.1 % and easy
-    95.7 -> 95.8 % together; a sum of linear parts cannot say "numbers AND feelings is small talk, numbers
-    alone a word problem", a mixture of heads can).
+    of it (a sum of linear parts cannot say "numbers AND feelings is small talk, numbers alone a word
+    problem"; a mixture of heads can).
 
     Each table (the turn's features, the context's, each meaning block's words keyed by their feature
     name) is a dict from a feature to its weights packed in one integer (``weights.py``): scoring intersects

@@ -2,7 +2,7 @@
 
 Format 1 (one head: a number per feature and word) and format 2 (several heads: per table, its keys and
 a column of weights per head, ``weights.columns_of``). A missing, unreadable or malformed file is a
-``ModelError`` with the reason, never a silent fallback to another policy (issue 15).
+``ModelError`` with the reason, never a silent fallback to another policy.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway.errors import ModelError
-from gateway.routing import model_file
-from gateway.routing import weights as tables
-from gateway.routing.scorer import (
+from gateway.routing.scorer import model_file
+from gateway.routing.scorer import weights as tables
+from gateway.routing.scorer.linear import (
     DEFAULT_MODEL,
     FORMAT,
     FORMAT_HEADS,
@@ -22,7 +22,7 @@ from gateway.routing.scorer import (
     Head,
     ScorerModel,
 )
-from gateway.routing.settings import ScorerSettings
+from gateway.routing.scorer.settings import ScorerSettings
 
 __all__ = ["load_model", "parse_model", "scorer_for"]
 

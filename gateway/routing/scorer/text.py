@@ -16,7 +16,7 @@
   of each lexicon (programming terms, programming verbs, maths terms, the programming and maths terms
   together, transform verbs, words of feeling, opinion and company). Digits and punctuation read the same
   in any language; the units, laughter, quantity questions and lexicons, and the capitalised words that
-  are not names, come from word lists (``gateway.routing.lexicons``), so those features know only the
+  are not names, come from word lists (``gateway.routing.scorer.lexicons``), so those features know only the
   languages the lists cover. Counts are bucketed, so a linear model can weigh "three names and a
   question" differently from "one name" without any scaling.
 - ``p:<word>`` and ``ps:<what>=<bucket>``: when the turn is a short instruction and a long pasted text
@@ -30,7 +30,7 @@ Bob hold?"), and the cost stays flat however long the turn is (the bench's 1 MB 
 8,000-character one does). Everything here is one pass for the words (``str.translate`` and ``split``
 on ASCII text, a regular expression otherwise; linear: no nested repetition), ``str.count`` and set
 look-ups; the few other patterns run only on a window that holds the character they start with. The
-word lists counted live in ``gateway.routing.lexicons``.
+word lists counted live in ``gateway.routing.scorer.lexicons``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import itertools
 import re
 from typing import NamedTuple
 
-from gateway.routing.lexicons import (
+from gateway.routing.scorer.lexicons import (
     CODE_TERMS,
     CODE_VERBS,
     DOMAIN,
@@ -62,8 +62,8 @@ TAIL_CHARS = 400
 
 _TOKEN = re.compile(r"\w+")
 # Every ASCII character that ``\w`` does not match, as a space: on ASCII text, ``translate`` then
-# ``split`` gives the tokens ``_TOKEN.findall`` does, in a third of the time (issue 15: the long turn's
-# 400 µs budget; the pattern builds a match per word, ``split`` only the strings).
+# ``split`` gives the tokens ``_TOKEN.findall`` does, in a third of the time (the long turn's 400 µs
+# budget; the pattern builds a match per word, ``split`` only the strings).
 _NOT_WORD = "".join(c if c.isalnum() or c == "_" else " " for c in map(chr, range(128)))
 # The same for the bytes of Latin-1 text, and the marks beyond Latin-1 that Western text carries.
 _NOT_WORD_LATIN1 = bytes(b if chr(b).isalnum() or b == 0x5F else 0x20 for b in range(256))
@@ -71,7 +71,7 @@ _MARKS = ("\u2018", "\u2019", "\u201c", "\u201d", "\u2013", "\u2014", "\u2026", 
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 # Patterns that start with a literal character: ``re`` skips to each occurrence of it in C, where a
 # pattern that starts with a class (``\d``, ``[a-z]``) is tried at every position, ~10 µs each on a
-# 1,600-character window, a quarter of a long turn's 400 µs budget between them (issue 15). Each one
+# 1,600-character window, a quarter of a long turn's 400 µs budget between them. Each one
 # matches where the plain pattern in its comment would: the look-behind re-reads what came before.
 _CLOCK = re.compile(r":(?<=\d:)[0-5]\d")  # \d:[0-5]\d
 _AM_PM = re.compile(r"\d ?[ap]\.?m\b", re.IGNORECASE)
@@ -95,7 +95,7 @@ _CAMEL = re.compile(r"[A-Z](?<=[a-z][A-Z])")
 # A capitalised word after a word or a comma on the same line: a name in the middle of a sentence
 # ("swaps with Bob, then Claire"). One that opens a sentence or a line is how the sentence starts
 # ("Never discuss politics.", "She gives two"): counted as names, a bot's rule list in a system prompt
-# read as a puzzle's cast (issue 15). Starts on the space, a literal that ``re`` skips to in C.
+# read as a puzzle's cast. Starts on the space, a literal that ``re`` skips to in C.
 _MID_CAPITAL = re.compile(r" (?<=[\w,;)] )([A-ZÀ-ÖØ-Þ][a-zà-öø-ÿ]+)")
 _ARITHMETIC_CHARS = "+*=×÷^<>"  # noqa: RUF001
 # ^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t] in multi-line mode, read on "\n" + text.
@@ -156,7 +156,7 @@ def featurize_blocks(text: str) -> TextFeatures:
     if payload:
         # The pasted material has features of its own (p: words, ps: shape): a German article to
         # summarise shares its words and its numbers with German puzzles, and read as one text it
-        # scored as a puzzle (issue 15: held out, 2.7 % of German summaries stayed on diffusion).
+        # scores as a puzzle.
         shape.add("s:payload")
         pfolded = _folded(payload)
         pasted.update(map("p:".__add__, set(pfolded)))  # each word once: a third of a text's are repeats
@@ -223,7 +223,7 @@ def _count_any(text: str, needles: tuple[str, ...]) -> int:
 
 def _followed_by(words: list[str], cue: str, after: frozenset[str]) -> int:
     """How many times ``cue`` is followed by a word of ``after``. ``list.index`` finds each occurrence
-    in C: a map over every word, once per cue, cost 10 µs a cue on a pasted page."""
+    in C: a map over every word, once per cue, costs 10 µs a cue on a pasted page."""
     count, i = 0, -1
     last = len(words) - 1
     while True:
@@ -239,11 +239,11 @@ def _closing_question(text: str, out: set[str]) -> None:
     """What the closing question asks: its length in words, whether it asks about the listener, and
     whether it holds a number.
 
-    A day told with its figures and closed by "How was yours?" or "Not bad, right?" read as a word
-    problem, which closes on a longer question about its figures ("How long does the trip take in
-    all?"): held out, a day told in order stayed on diffusion 87 % of the time (issue 15). The words of
-    the last sentence as features of their own did not carry over (docs/router-history.md); its length
-    and its "you" do. ``text`` ends with "?" and has no trailing space.
+    Without them a day told with its figures and closed by "How was yours?" or "Not bad, right?" reads
+    as a word problem, which closes on a longer question about its figures ("How long does the trip take
+    in all?"). The last sentence's length and its "you" carry over to sources the model never saw; its
+    words as features of their own do not (docs/history/measurements.md). ``text`` ends with "?" and has no
+    trailing space.
     """
     body = text[:-1]
     start = max(body.rfind("."), body.rfind("!"), body.rfind("?"), body.rfind("\n")) + 1
@@ -297,8 +297,7 @@ def _shape(text: str, folded: list[str], out: set[str]) -> None:
     for name, count in counts.items():
         out.add(f"s:{name}=" + _bucket(count, (1, 2, 4)))
     # The register of chat: exclamations, laughter, emoticons and emoji. Small talk that mentions numbers
-    # and names ("slept 5 hours because Priya kept texting") read as a puzzle without it (issue 15:
-    # held out, a third of a rambling small-talk source went to the autoregressive backend).
+    # and names ("slept 5 hours because Priya kept texting") reads as a puzzle without it.
     chatty = text.count("!") + len(distinct & LAUGHTER) + _count_any(text, EMOTICONS)
     if not text.isascii():
         chatty += len(_EMOJI.findall(text))
