@@ -29,8 +29,8 @@ from typing import Any
 import orjson
 
 from gateway.routing import BackendView, RouteInput, decide, extract_features
-from gateway.routing.scorer.linear import ScorerModel
 from gateway.routing.scorer.load import load_model
+from gateway.routing.scorer.model import ScorerModel
 from gateway.routing.settings import RoutingSettings
 
 BACKENDS = [

@@ -1,0 +1,157 @@
+"""A request as the difficulty scorer reads it: a sparse vector, the same at training and at run time.
+
+Three parts, each from the newest user turn unless said otherwise:
+
+- **n-grams**, hashed into ``2**BITS`` buckets (CRC-32 of the feature's name, so the same in every
+  process and on every platform): the lowercased words, word pairs and the character 2- to 4-grams of
+  each word (padded with a space at both ends). Character n-grams read every script alike: Chinese
+  and Japanese, which have no spaces, Russian and German inflections, typos. The turn's first and last
+  ``CLIP`` characters are read: an instruction sits at one end of a long paste.
+- **text features** of ``text.py``, hashed likewise: the words with numbers folded together, word pairs
+  and the words of a pasted text apart from its instruction; and, by name (``shape``), the shape of the
+  text: lengths, numbers, units, maths notation, code punctuation, lexicon counts.
+- **context**, with weights of its own: the words of the system prompt and the words and character
+  3-grams of the two user turns before the newest. Training puts every example behind bot personas,
+  rules-style system prompts and unrelated small talk, so a persona weighs little and a hard exchange
+  before a follow-up ("and for 5 boxes?") weighs what it should.
+
+Each hashed block is scaled to unit length (a long paste weighs what a short question does), then by
+its block weight; a shape feature counts ``SHAPE_VALUE``. ``FEATURE_SET`` names this recipe: a model
+file records the one it was trained on and the gateway refuses a model of another
+(``tests/test_router_scorer.py`` fails when the recipe changes and the name does not).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+
+from gateway.routing.scorer.text import featurize_blocks
+
+__all__ = ["BITS", "FEATURE_SET", "SHAPE_VALUE", "RequestVector", "vectorize"]
+
+FEATURE_SET = "ngram-shape/1"
+BITS = 20
+_MASK = (1 << BITS) - 1
+CLIP = 1500  # characters read at each end of a long text
+SHAPE_VALUE = 0.25
+# Block weights: the newest turn's n-grams and text words count in full, the context at half.
+_TURN, _TEXT, _SYSTEM, _EARLIER = 1.0, 1.0, 0.5, 0.5
+_WORD = re.compile(r"\w+")
+_CHARS = (2, 3, 4)
+
+# The labels explanations group contributions under, for what is not a word of the turn.
+SYSTEM_LABEL = "system prompt"
+EARLIER_LABEL = "earlier turns"
+
+
+@dataclass(slots=True)
+class RequestVector:
+    """Hashed buckets and their values, by part (the turn's n-grams, its text features, the context),
+    and shape features by name. ``labels`` maps a bucket to what it stands for, filled only when an
+    explanation is asked for."""
+
+    ngrams: dict[int, float] = field(default_factory=dict)
+    text: dict[int, float] = field(default_factory=dict)
+    context: dict[int, float] = field(default_factory=dict)
+    shape: frozenset[str] = frozenset()
+    labels: dict[int, str] | None = None
+
+    def parts(self) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
+        return self.ngrams, self.text, self.context
+
+
+def _bucket(name: str) -> int:
+    return zlib.crc32(name.encode("utf-8", "surrogatepass")) & _MASK
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 2 * CLIP else text[:CLIP] + "\n" + text[-CLIP:]
+
+
+class _Block:
+    """One block's feature counts, then added to a vector at unit length times its weight."""
+
+    __slots__ = ("counts", "labels")
+
+    def __init__(self, explain: bool) -> None:
+        self.counts: Counter[str] = Counter()
+        self.labels: dict[str, str] | None = {} if explain else None
+
+    def add(self, name: str, label: str) -> None:
+        self.counts[name] += 1
+        if self.labels is not None and name not in self.labels:
+            self.labels[name] = label
+
+    def into(self, out: dict[int, float], weight: float, labels: dict[int, str] | None) -> None:
+        norm = sum(v * v for v in self.counts.values()) ** 0.5
+        if not norm:
+            return
+        scale = weight / norm
+        for name, count in self.counts.items():
+            bucket = _bucket(name)
+            out[bucket] = out.get(bucket, 0.0) + count * scale
+            if labels is not None and self.labels is not None:
+                labels.setdefault(bucket, self.labels[name])
+
+
+def _ngrams(block: _Block, text: str, prefix: str, chars: tuple[int, ...], pairs: bool) -> None:
+    tokens = _WORD.findall(text)
+    explain = block.labels is not None
+    for token in tokens:
+        block.add(prefix + "w:" + token, f'"{token}"')
+        padded = " " + token + " "
+        for n in chars:
+            for i in range(len(padded) - n + 1):
+                gram = prefix + "c:" + padded[i : i + n]
+                if explain:
+                    block.add(gram, f'"{token}"')
+                else:
+                    block.counts[gram] += 1
+    if pairs:
+        for a, b in itertools.pairwise(tokens):
+            block.add(prefix + "b:" + a + " " + b, f'"{a} {b}"')
+
+
+def _label(feature: str) -> str:
+    """A text feature's label: ``w:prove`` is the word "prove", ``p:`` a word of the pasted text."""
+    kind, _, rest = feature.partition(":")
+    if kind == "p":
+        return f'pasted "{rest}"'
+    return f'"{rest}"'
+
+
+def vectorize(newest: str, system: str = "", earlier: str = "", *, explain: bool = False) -> RequestVector:
+    """The scorer's features of a request: its newest user turn, system prompt and earlier user turns."""
+    labels: dict[int, str] | None = {} if explain else None
+    out = RequestVector(labels=labels)
+    turn = _Block(explain)
+    _ngrams(turn, _normal(_clip(newest)), "t:", _CHARS, pairs=True)
+    turn.into(out.ngrams, _TURN, labels)
+    text = featurize_blocks(newest)
+    for part in (text.words, text.pairs, text.pasted):
+        block = _Block(explain)
+        for feature in part:
+            block.add("x:" + feature, _label(feature))
+        block.into(out.text, _TEXT, labels)
+    out.shape = frozenset(text.shape)
+    if system:
+        block = _Block(explain)
+        for token in _WORD.findall(_normal(_clip(system))):
+            block.add("sys:w:" + token, SYSTEM_LABEL)
+        block.into(out.context, _SYSTEM, labels)
+    if earlier:
+        block = _Block(explain)
+        _ngrams(block, _normal(_clip(earlier)), "prev:", (3,), pairs=False)
+        if block.labels is not None:
+            block.labels = dict.fromkeys(block.labels, EARLIER_LABEL)
+        block.into(out.context, _EARLIER, labels)
+    return out
