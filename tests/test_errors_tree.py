@@ -55,7 +55,6 @@ def test_the_old_names_still_import_and_keep_their_bases():
     from gateway.config import ConfigError as FromConfig
     from gateway.limits.store import StoreUnavailable
     from gateway.relay import ClientDisconnected
-    from gateway.routing.scorer.linear import ModelError
     from gateway.upstream import UpstreamConnectError, UpstreamError
     from gateway_training.data import DataError as FromData
 

@@ -351,7 +351,7 @@ def test_every_path_the_readme_cites_exists():
 
 
 def test_every_path_the_docs_cite_exists():
-    """Paths written out in a page (``gateway/routing/scorer/linear.py``) are the repository's: they exist."""
+    """Paths written out in a page (``gateway/routing/scorer/model.py``) are the repository's: they exist."""
     missing = []
     for doc in markdown_docs():
         text = doc.read_text(encoding="utf-8")

@@ -160,7 +160,7 @@ def test_the_runtime_wheel_leaves_the_trainer_out() -> None:
     assert [p for p in packages if "training" in p or not p.startswith("gateway")] == []
     assert set(config["package-data"]) == {"gateway.routing.scorer"}
     assert not (ROOT / "gateway" / "routing" / "training").exists()
-    assert list((ROOT / "gateway" / "routing" / "scorer" / "models").glob("*.json.gz"))
+    assert list((ROOT / "gateway" / "routing" / "scorer" / "models").glob("*.bin.gz"))
 
 
 def test_the_training_distribution_carries_the_trainer_and_its_data() -> None:

@@ -76,6 +76,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--c", type=float, default=None, help="inverse regularisation strength (default 4)")
     p.add_argument("--folds", type=int, default=8, help="groups are held out in this many folds (min 2)")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="store this threshold instead of the one the held-out evaluation chooses",
+    )
     p.add_argument("--out", type=Path, required=True, help="the model file to write (.bin.gz)")
     p.add_argument("--card", type=Path, help="also write a model card (Markdown): data, licences, figures")
     p.set_defaults(func=_train)
@@ -123,12 +129,15 @@ def _train(args: argparse.Namespace) -> int:
     contexts = None if args.no_builtin else load_contexts("train")
     held_out = None if args.no_builtin else load_contexts("eval")
     units = len({e.unit for e in examples})
+    if len(examples) < 2 * args.folds or len({e.label for e in examples}) < 2:
+        print(f"gateway: too few examples for {args.folds} folds, or only one label", file=sys.stderr)
+        return 2
     print(f"{len(examples)} examples ({len(own)} yours), {units} groups, {args.folds} folds", file=sys.stderr)
     try:
         evaluation = evaluate(
             examples,
             settings,
-            min(args.folds, units),
+            args.folds,
             contexts,
             held_out,
             trainable=lambda e: e.source not in eval_only,
@@ -136,7 +145,7 @@ def _train(args: argparse.Namespace) -> int:
             progress=progress_line,
             own=lambda e: e.source in own_sources,
         )
-        threshold = evaluation.threshold
+        threshold = evaluation.threshold if args.threshold is None else args.threshold
         plain = evaluation.plain()
         hard, easy = pooled(plain, threshold)
         print(f"\nHeld out, threshold {threshold:.2f}: hard recall {hard:.1%}, easy recall {easy:.1%}\n")
@@ -154,6 +163,11 @@ def _train(args: argparse.Namespace) -> int:
         )
     except (RuntimeError, ValueError) as exc:
         print(f"gateway: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("sklearn", "scipy", "numpy"):
+            raise
+        print(f"gateway: training needs scikit-learn, which is not installed: {INSTALL}", file=sys.stderr)
         return 2
     data = dump_model(model)
     args.out.write_bytes(data)

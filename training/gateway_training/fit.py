@@ -20,7 +20,7 @@ import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -227,6 +227,13 @@ def cross_validate(
     units = sorted({e.unit for e in examples})
     random.Random(settings.seed).shuffle(units)
     dealt = {unit: i % folds for i, unit in enumerate(units)}
+    if len(units) < folds:
+        # Fewer groups than folds (an operator's one file of labels): the examples are dealt instead.
+        dealt = {}
+        order = list(range(len(examples)))
+        random.Random(settings.seed).shuffle(order)
+        examples = [replace(e, group=f"row:{i}") for i, e in enumerate(examples)]
+        dealt = {examples[i].unit: k % folds for k, i in enumerate(order)}
     rows = _rows(examples, settings, train_contexts, own)
     rng = random.Random(settings.seed + 1)
     tests: list[tuple[int, str, RequestVector]] = []

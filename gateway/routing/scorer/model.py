@@ -93,7 +93,9 @@ class ScorerModel:
         for name in v.shape:
             weight = self.shape.get(name, 0.0)
             if weight:
-                grouped["shape " + name.replace(":", " ", 1)] = a * weight * SHAPE_VALUE
+                kind, _, what = name.partition(":")
+                label = "pasted shape " + what if kind == "ps" else "shape " + what
+                grouped[label] = a * weight * SHAPE_VALUE
         top = sorted(grouped.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:explain]
         return Difficulty(score, a * context, tuple(Contribution(f, x) for f, x in top if x))
 

@@ -15,8 +15,9 @@ Three parts, each from the newest user turn unless said otherwise:
   rules-style system prompts and unrelated small talk, so a persona weighs little and a hard exchange
   before a follow-up ("and for 5 boxes?") weighs what it should.
 
-Each hashed block is scaled to unit length (a long paste weighs what a short question does), then by
-its block weight; a shape feature counts ``SHAPE_VALUE``. ``FEATURE_SET`` names this recipe: a model
+Each hashed block is scaled to about unit length (a long paste weighs what a short question does), then
+by its block weight; the length counts a few features more than the block has (``_PRIOR``), so a
+one-word turn is not decided by its one word. A shape feature counts ``SHAPE_VALUE``. ``FEATURE_SET`` names this recipe: a model
 file records the one it was trained on and the gateway refuses a model of another
 (``tests/test_router_scorer.py`` fails when the recipe changes and the name does not).
 """
@@ -41,6 +42,9 @@ CLIP = 1500  # characters read at each end of a long text
 SHAPE_VALUE = 0.25
 # Block weights: the newest turn's n-grams and text words count in full, the context at half.
 _TURN, _TEXT, _SYSTEM, _EARLIER = 1.0, 1.0, 0.5, 0.5
+# What the squared length of a block is counted above its own: a sentence has dozens of features and
+# hardly notices, one word ("ok", "x") has a handful and weighs about half as much as it would alone.
+_PRIOR = 8.0
 _WORD = re.compile(r"\w+")
 _CHARS = (2, 3, 4)
 
@@ -92,9 +96,9 @@ class _Block:
             self.labels[name] = label
 
     def into(self, out: dict[int, float], weight: float, labels: dict[int, str] | None) -> None:
-        norm = sum(v * v for v in self.counts.values()) ** 0.5
-        if not norm:
+        if not self.counts:
             return
+        norm = (sum(v * v for v in self.counts.values()) + _PRIOR) ** 0.5
         scale = weight / norm
         for name, count in self.counts.items():
             bucket = _bucket(name)
