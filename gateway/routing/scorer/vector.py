@@ -17,9 +17,10 @@ Three parts, each from the newest user turn unless said otherwise:
 
 Each hashed block is scaled to about unit length (a long paste weighs what a short question does), then
 by its block weight; the length counts a few features more than the block has (``_PRIOR``), so a
-one-word turn is not decided by its one word. A shape feature counts ``SHAPE_VALUE``. ``FEATURE_SET`` names this recipe: a model
-file records the one it was trained on and the gateway refuses a model of another
-(``tests/test_router_scorer.py`` fails when the recipe changes and the name does not).
+one-word turn is not decided by its one word. A shape feature counts ``SHAPE_VALUE``.
+
+``FEATURE_SET`` names this recipe: a model file records the one it was trained on and the gateway refuses
+a model of another (``tests/test_router_scorer.py`` fails when the recipe changes and the name does not).
 """
 
 from __future__ import annotations
