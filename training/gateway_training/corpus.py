@@ -1,6 +1,6 @@
 """The corpora the scorer trains and is evaluated on, shipped with this package (``data/``).
 
-- ``written/<group>.jsonl.gz``: requests written one at a time for this project, in ten groups by
+- ``written/<group>.jsonl.gz``: requests written one at a time for this project, in groups by
   different briefs (voices, languages, registers, conversations and system prompts), labelled by the
   rubric in docs/scorer.md. Each group is held out whole in the evaluation, so its figure says how the
   model carries to a way of writing it never saw; the groups give the per-language figures.

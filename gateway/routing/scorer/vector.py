@@ -25,6 +25,7 @@ a model of another (``tests/test_router_scorer.py`` fails when the recipe change
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -74,6 +75,18 @@ def _bucket(name: str) -> int:
     return zlib.crc32(name.encode("utf-8", "surrogatepass")) & _MASK
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _token(prefix: str, token: str, chars: tuple[int, ...]) -> tuple[int, ...]:
+    """The buckets of a word and of its character n-grams. Words recur from one request to the next (a
+    few thousand make most text), so each is hashed once per process, not once per request: this cache
+    is most of what keeps a long turn within a few milliseconds. Its size bounds its memory (a few MB)."""
+    padded = " " + token + " "
+    out = [_bucket(prefix + "w:" + token)]
+    for n in chars:
+        out += [_bucket(prefix + "c:" + padded[i : i + n]) for i in range(len(padded) - n + 1)]
+    return tuple(out)
+
+
 def _normal(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
@@ -83,44 +96,41 @@ def _clip(text: str) -> str:
 
 
 class _Block:
-    """One block's feature counts, then added to a vector at unit length times its weight."""
+    """One block's counts by bucket, then added to a vector at about unit length times its weight."""
 
     __slots__ = ("counts", "labels")
 
     def __init__(self, explain: bool) -> None:
-        self.counts: Counter[str] = Counter()
-        self.labels: dict[str, str] | None = {} if explain else None
+        self.counts: Counter[int] = Counter()
+        self.labels: dict[int, str] | None = {} if explain else None
 
     def add(self, name: str, label: str) -> None:
-        self.counts[name] += 1
-        if self.labels is not None and name not in self.labels:
-            self.labels[name] = label
+        bucket = _bucket(name)
+        self.counts[bucket] += 1
+        if self.labels is not None:
+            self.labels.setdefault(bucket, label)
 
     def into(self, out: dict[int, float], weight: float, labels: dict[int, str] | None) -> None:
         if not self.counts:
             return
         norm = (sum(v * v for v in self.counts.values()) + _PRIOR) ** 0.5
         scale = weight / norm
-        for name, count in self.counts.items():
-            bucket = _bucket(name)
+        for bucket, count in self.counts.items():
             out[bucket] = out.get(bucket, 0.0) + count * scale
-            if labels is not None and self.labels is not None:
-                labels.setdefault(bucket, self.labels[name])
+        if labels is not None and self.labels is not None:
+            for bucket, label in self.labels.items():
+                labels.setdefault(bucket, label)
 
 
 def _ngrams(block: _Block, text: str, prefix: str, chars: tuple[int, ...], pairs: bool) -> None:
     tokens = _WORD.findall(text)
-    explain = block.labels is not None
+    counts, labels = block.counts, block.labels
     for token in tokens:
-        block.add(prefix + "w:" + token, f'"{token}"')
-        padded = " " + token + " "
-        for n in chars:
-            for i in range(len(padded) - n + 1):
-                gram = prefix + "c:" + padded[i : i + n]
-                if explain:
-                    block.add(gram, f'"{token}"')
-                else:
-                    block.counts[gram] += 1
+        buckets = _token(prefix, token, chars)
+        counts.update(buckets)
+        if labels is not None:
+            for bucket in buckets:
+                labels.setdefault(bucket, f'"{token}"')
     if pairs:
         for a, b in itertools.pairwise(tokens):
             block.add(prefix + "b:" + a + " " + b, f'"{a} {b}"')
