@@ -524,3 +524,16 @@ def test_rules_can_use_the_score(model: ScorerModel) -> None:
     unscored = extract_features(user("hello"), "chat")
     none = decide(RouteInput(model="auto", features=unscored), [D, A], policy)
     assert "rule:sure" not in none.reasons  # no score: a score condition does not hold
+
+
+def test_the_word_cache_is_bounded_and_skips_long_runs() -> None:
+    """The cache of each word's buckets holds short words only: a run of letters with no space (a clause
+    of Chinese, a hash) is hashed each time, so one request cannot make a cache entry as large as itself."""
+    from gateway.routing.scorer import vector
+
+    before = vector._cached.cache_info()
+    vectorize("a" * 3000)
+    assert vector._cached.cache_info().currsize == before.currsize
+    vectorize("zebrafish")
+    assert vector._cached.cache_info().currsize > before.currsize or before.currsize == before.maxsize
+    assert vector._cached.cache_info().maxsize == 1 << 14

@@ -30,6 +30,7 @@ import itertools
 import re
 import unicodedata
 import zlib
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -75,16 +76,28 @@ def _bucket(name: str) -> int:
     return zlib.crc32(name.encode("utf-8", "surrogatepass")) & _MASK
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _token(prefix: str, token: str, chars: tuple[int, ...]) -> tuple[int, ...]:
-    """The buckets of a word and of its character n-grams. Words recur from one request to the next (a
-    few thousand make most text), so each is hashed once per process, not once per request: this cache
-    is most of what keeps a long turn within a few milliseconds. Its size bounds its memory (a few MB)."""
+# Words up to this length are cached (``_token``); a longer run of letters (a clause of Chinese, a
+# hash, a URL) is rare enough to hash each time, and would make one cache entry as large as its text.
+_CACHED_CHARS = 32
+
+
+def _buckets(prefix: str, token: str, chars: tuple[int, ...]) -> array[int]:
     padded = " " + token + " "
-    out = [_bucket(prefix + "w:" + token)]
+    out = array("i", [_bucket(prefix + "w:" + token)])
     for n in chars:
-        out += [_bucket(prefix + "c:" + padded[i : i + n]) for i in range(len(padded) - n + 1)]
-    return tuple(out)
+        out.extend(_bucket(prefix + "c:" + padded[i : i + n]) for i in range(len(padded) - n + 1))
+    return out
+
+
+_cached = functools.lru_cache(maxsize=1 << 14)(_buckets)
+
+
+def _token(prefix: str, token: str, chars: tuple[int, ...]) -> array[int]:
+    """The buckets of a word and of its character n-grams. Words recur from one request to the next (a
+    few thousand make most text), so a short one is hashed once per process, not once per request: the
+    cache is most of what keeps a long turn within a few milliseconds. It holds at most 16,384 words of
+    at most 32 characters, as arrays of 4-byte integers: under 10 MB however it fills."""
+    return _cached(prefix, token, chars) if len(token) <= _CACHED_CHARS else _buckets(prefix, token, chars)
 
 
 def _normal(text: str) -> str:
