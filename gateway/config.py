@@ -42,7 +42,7 @@ from pydantic_settings import (
 from gateway.auth.settings import AuthSettings
 from gateway.edge.settings import EdgeSettings
 from gateway.errors import ConfigError
-from gateway.limits.settings import LimitSettings, StateSettings
+from gateway.limits.settings import LimitsSection, StateSettings
 from gateway.routing.settings import RoutingSettings
 from gateway.telemetry.settings import TelemetrySettings
 from gateway.upstream.settings import BackendSettings
@@ -125,7 +125,7 @@ class Settings(BaseSettings):
     routing: RoutingSettings = RoutingSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
     pacing: PacingSettings = PacingSettings()
-    limits: LimitSettings = LimitSettings()
+    limits: LimitsSection = LimitsSection()
     state: StateSettings = StateSettings()
     usage: UsageSettings = UsageSettings()
     edge: EdgeSettings = EdgeSettings()
