@@ -6,35 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.edge.deadlines import Deadlines
+from tests.support import FakeLoop
 
 TICK = 0.1
-
-
-class FakeLoop:
-    """``time()`` and ``call_at()``, as much of an event loop as Deadlines uses; ``run_until(t)`` moves
-    the clock to each timer in turn and runs it."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-        self.timers: list[tuple[float, Any]] = []
-
-    def time(self) -> float:
-        return self.now
-
-    def call_at(self, when: float, callback: Any) -> Any:
-        self.timers.append((when, callback))
-        return object()
-
-    def run_until(self, until: float) -> None:
-        while self.timers:
-            self.timers.sort(key=lambda t: t[0])
-            when, callback = self.timers[0]
-            if when > until:
-                break
-            self.timers.pop(0)
-            self.now = max(self.now, when)
-            callback()
-        self.now = max(self.now, until)
 
 
 class Conn:
