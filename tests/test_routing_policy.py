@@ -368,6 +368,27 @@ def test_long_history_only_scans_the_newest_user_turn_with_regexes():
     assert decision.reasons == ("default",)
 
 
+FENCED = "Here is the code:\n```python\ndef merge(a, b):\n    return a + b\n```"
+
+
+@pytest.mark.parametrize(
+    ("earlier", "code"),
+    [
+        ([{"role": "system", "content": FENCED}], False),  # a system prompt's example, not the request
+        ([{"role": "developer", "content": FENCED}], False),
+        ([{"role": "user", "content": FENCED}, {"role": "assistant", "content": "Done."}], False),
+        ([{"role": "user", "content": "merge?"}, {"role": "assistant", "content": FENCED}], True),
+    ],
+)
+def test_code_in_the_history_counts_only_in_an_assistants_fence(earlier, code):
+    """The code patterns read the newest user turn alone: code in a system prompt or an earlier user turn
+    leaves a chit-chat follow-up free to go to diffusion, while a fenced answer being discussed does not."""
+    payload = {"messages": [*earlier, {"role": "user", "content": "Thanks, that was helpful!"}]}
+    features = extract_features(payload, "chat")
+    assert features.code is code
+    assert ("hard:code" in route(payload).reasons) is code
+
+
 # Each condition of a rule's `when`, at its boundary: (when, features that match, features that do not).
 _BASE = RequestFeatures(endpoint="chat", messages=3, prompt_chars=100, difficulty=Difficulty(score=0.4))
 WHEN: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = [
