@@ -61,9 +61,9 @@ class Recorder(asyncio.Transport):
 class BodyRecorder:
     """An app behind the edge that reads the body and answers with how many messages it took."""
 
-    def __init__(self, settings: EdgeSettings | None = None) -> None:
+    def __init__(self, settings: EdgeSettings | None = None, cap: int = 100) -> None:
         self.registry = CollectorRegistry()
-        self.edge = EdgeState(settings or EdgeSettings(), 100, Metrics(self.registry, ["b"]), self)
+        self.edge = EdgeState(settings or EdgeSettings(), cap, Metrics(self.registry, ["b"]), self)
         self.messages: list[tuple[int, bool]] = []
         self.started = 0
         self.headers: list[list[tuple[bytes, bytes]]] = []  # each request's, as the app saw them
@@ -403,6 +403,34 @@ def test_the_send_deadline_is_armed_at_its_setting_and_cuts_only_a_client_that_r
 
     asyncio.run(run())
     assert _closed_by(app, "send") == 1
+
+
+def test_past_the_cap_a_connection_gets_503_unread_and_holds_no_place_or_deadline() -> None:
+    app = BodyRecorder(DEADLINES, cap=1)
+    clock = FakeLoop()
+
+    def open_count() -> float:
+        return sample_sum(app.registry, "gateway_connections_open", listener="main")
+
+    async def run() -> None:
+        first, admitted = await _serve(app, [], clock)
+        refused, extra = await _serve(app, [_head(2) + b"{}"], clock)
+        status, error = _answer(refused.written)
+        assert status == b"HTTP/1.1 503 Service Unavailable" and error["code"] == "too_many_connections"
+        assert refused.closed and not first.closed
+        assert sample_sum(app.registry, "gateway_connections_refused_total", listener="main") == 1
+        extra.connection_lost(None)  # the refused one leaves: the admitted one keeps its place
+        assert open_count() == 1
+        clock.run_until(clock.now + 2.0 + 2 * TICK)
+        assert first.written.startswith(b"HTTP/1.1 408 ")  # only the admitted one had a deadline
+        admitted.connection_lost(None)
+        assert open_count() == 0
+        again, _ = await _serve(app, [_head(2) + b"{}"], clock)
+        assert again.written.startswith(b"HTTP/1.1 200 ")
+
+    asyncio.run(run())
+    assert app.started == 1
+    assert _closed_by(app, "header") == 1
 
 
 # ---- the head's bounds, and trailer fields -------------------------------------------------------------
