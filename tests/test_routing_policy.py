@@ -213,6 +213,15 @@ def test_each_code_pattern_is_found_in_prose(line: str) -> None:
     assert _has_code(f"{prose}\n{line}\n{prose}")
 
 
+def test_sql_is_a_select_with_a_from_within_a_statements_length() -> None:
+    assert _has_code("Why is this slow? SELECT name FROM users")
+    # The FROM 300 characters after the SELECT, and one past.
+    assert _has_code(f"Why? SELECT {'a' * 293} FROM t")  # noqa: S608  # a prompt, not a query
+    assert not _has_code(f"Why? SELECT {'a' * 294} FROM t")  # noqa: S608
+    assert not _has_code("FROM the start we SELECT the best")  # a FROM before the SELECT does not count
+    assert not _has_code("Please select one from the list")  # the keywords in capitals only
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -387,6 +396,13 @@ def test_code_in_the_history_counts_only_in_an_assistants_fence(earlier, code):
     features = extract_features(payload, "chat")
     assert features.code is code
     assert ("hard:code" in route(payload).reasons) is code
+
+
+def test_code_in_a_text_part_of_the_newest_turn_counts():
+    parts = [{"type": "text", "text": "Why does this fail?"}, {"type": "text", "text": FENCED}]
+    assert extract_features({"messages": [{"role": "user", "content": parts}]}, "chat").code
+    prose = [{"type": "text", "text": "Why?"}, {"type": "input_audio", "input_audio": {"data": FENCED}}]
+    assert not extract_features({"messages": [{"role": "user", "content": prose}]}, "chat").code
 
 
 # Each condition of a rule's `when`, at its boundary: (when, features that match, features that do not).
