@@ -29,15 +29,16 @@ def test_each_armed_connection_expires_once_within_a_tick_of_its_deadline() -> N
     deadlines = Deadlines(loop, TICK)  # type: ignore[arg-type]
     log: list[tuple[str, float]] = []
     start = loop.now
-    a, b, c = (Conn(name, log, loop) for name in "abc")
+    a, b, c, d = (Conn(name, log, loop) for name in "abcd")
     deadlines.arm(a, 1.0)
     deadlines.arm(b, 0.35)
     deadlines.arm(c, 2.0)
-    loop.run_until(start + 0.34)
+    deadlines.arm(d, 0.25)  # slots of both parities: a timer firing every other slot is caught
+    loop.run_until(start + 0.24)
     assert log == []
     loop.run_until(start + 5.0)
-    assert [name for name, _ in log] == ["b", "a", "c"]
-    for (_, at), seconds in zip(log, (0.35, 1.0, 2.0), strict=True):
+    assert [name for name, _ in log] == ["d", "b", "a", "c"]
+    for (_, at), seconds in zip(log, (0.25, 0.35, 1.0, 2.0), strict=True):
         assert start + seconds <= at <= start + seconds + TICK + 1e-9
     assert loop.timers == []  # nothing armed: no timer left running
 
@@ -101,7 +102,9 @@ def test_a_deadline_already_due_when_armed_still_expires() -> None:
     log: list[tuple[str, float]] = []
     deadlines.arm(Conn("a", log, loop), 0.3)
     loop.run_until(loop.now + 0.35)  # a's slot swept; the clock now inside the next slot
+    armed = loop.now
     deadlines.arm(Conn("b", log, loop), 0.0)
     deadlines.arm(Conn("c", log, loop), -1.0)
     loop.run_until(loop.now + 1.0)
     assert sorted(name for name, _ in log) == ["a", "b", "c"]
+    assert all(at <= armed + TICK + 1e-9 for name, at in log if name != "a")  # at the next slot's end
