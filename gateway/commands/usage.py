@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.config import CONFIG_ENV_VAR, ConfigError, load_settings
@@ -18,6 +19,11 @@ from gateway.usage.settings import UsageSettings, engine_url
 from gateway.usage.store import UsageStore
 
 __all__ = ["register"]
+
+_URL_VAR = "GATEWAY_USAGE__URL"
+# The name a group's row has when its column is empty: a request refused before any backend was tried
+# (a permission, a limit, a bad body) has no backend; a principal without a tier, no tier.
+_NO_NAME = {"backend": "(none: rejected before a backend)", "tier": "(no tier)"}
 
 
 def register(sub: Any) -> None:
@@ -51,17 +57,21 @@ def _usage(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"gateway: --{exc}", file=sys.stderr)
         return 2
-    if args.url is not None:
-        try:
-            url = engine_url(args.url)
-        except ValueError as exc:
-            raise ConfigError(f"--url: {exc}") from None
-    elif args.config is None and not os.environ.get(CONFIG_ENV_VAR):
-        # No configuration to read: the ledger's own settings (GATEWAY_USAGE__URL, else ./usage.db).
-        url = engine_url(os.environ.get("GATEWAY_USAGE__URL") or UsageSettings().url.get_secret_value())
-    else:
-        url = engine_url(load_settings(args.config).usage.url.get_secret_value())
+    url, source = _ledger(args)
+    if url.get_backend_name() == "sqlite":
+        # The database as a path of its own, so the message names the file wherever the command runs.
+        path = Path(url.database or "").resolve()
+        url = url.set(database=str(path))
+        if not path.is_file():
+            # Opening it would create an empty ledger, and an empty table would look like no traffic.
+            print(
+                f"gateway: no usage ledger at {path} ({source}); pass --config with the gateway's "
+                "configuration file, or --url",
+                file=sys.stderr,
+            )
+            return 1
     store = UsageStore(url)
+    print(f"gateway: usage ledger {store.where} ({source})", file=sys.stderr)
     try:
         query = UsageQuery(
             since=since, by=args.by, principal=args.key, principal_kind=args.kind, limit=args.limit
@@ -83,6 +93,31 @@ def _usage(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ledger(args: argparse.Namespace) -> tuple[URL, str]:
+    """The ledger's URL, and where it came from in words."""
+    if args.url is not None:
+        try:
+            return engine_url(args.url), "from --url"
+        except ValueError as exc:
+            raise ConfigError(f"--url: {exc}") from None
+    from_environment = os.environ.get(_URL_VAR)
+    default = f"the default, {UsageSettings().url.get_secret_value()} in the working directory"
+    if args.config is None and not os.environ.get(CONFIG_ENV_VAR):
+        # No configuration to read: the ledger's own settings (GATEWAY_USAGE__URL, else ./usage.db).
+        if from_environment:
+            return engine_url(from_environment), f"from ${_URL_VAR}"
+        return engine_url(UsageSettings().url.get_secret_value()), f"{default}, as no --config was given"
+    config = args.config if args.config is not None else Path(os.environ[CONFIG_ENV_VAR])
+    usage = load_settings(args.config).usage
+    url = engine_url(usage.url.get_secret_value())
+    # The environment overrides the file, as it does for the gateway itself.
+    if from_environment:
+        return url, f"from ${_URL_VAR}"
+    if "url" not in usage.model_fields_set:
+        return url, f"{default}, as {config} sets no usage.url"
+    return url, f"usage.url of {config}"
+
+
 def _columns(by: str) -> list[str]:
     return [
         by,
@@ -99,13 +134,21 @@ def _columns(by: str) -> list[str]:
     ]
 
 
+def _named(rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
+    """The rows with a name for the group a column leaves empty (JSON keeps null): a row without a name
+    reads as a broken one."""
+    name = _NO_NAME.get(by, "(none)")
+    return [{**row, by: name} if row[by] is None else row for row in rows]
+
+
 def _csv(rows: list[dict[str, Any]], by: str) -> None:
     writer = csv.DictWriter(sys.stdout, fieldnames=_columns(by), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(_named(rows, by))
 
 
 def _table(rows: list[dict[str, Any]], by: str) -> None:
+    rows = _named(rows, by)
     columns = _columns(by)
     cells = [[_cell(row[c]) for c in columns] for row in rows]
     widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
