@@ -55,7 +55,6 @@ class GatewayState:
         """Close what the app factory opened: the upstream, identity-provider and state-store clients, then
         the ledger (its queued rows written) and the tracer. At shutdown, once every request has finished;
         and by commands that build the app without serving it (``gateway check-config``)."""
-        self.proxy.close()  # the second stage's worker thread, when there is one
         await self.upstream.aclose()
         await self.idp_client.aclose()
         await self.store.aclose()
