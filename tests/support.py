@@ -165,3 +165,35 @@ def checkout_env(**extra: str) -> dict[str, str]:
     root = Path(__file__).resolve().parents[1]
     path = [str(root), str(root / "training"), os.environ.get("PYTHONPATH", "")]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p), **extra}
+
+
+class TwoListeners:
+    """The gateway as ``gateway serve`` runs it with ``edge.operator_port``: one app, two sockets."""
+
+    def __init__(self, app: Any) -> None:
+        self.main = bind("127.0.0.1", 0)
+        self.operator = bind("127.0.0.1", 0)
+        app.edge.operator_ports.add(self.operator.getsockname()[1])
+        self.server = uvicorn.Server(uvicorn_config(app, "warning"))
+        self.thread = threading.Thread(
+            target=lambda: asyncio.run(self.server.serve(sockets=[self.main, self.operator])), daemon=True
+        )
+
+    def url(self, sock: Any) -> str:
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    def port(self, which: str) -> int:
+        sock = self.main if which == "main" else self.operator
+        port: int = sock.getsockname()[1]
+        return port
+
+    def __enter__(self) -> TwoListeners:
+        self.thread.start()
+        assert wait_for(lambda: self.server.started, 10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.main.close()
+        self.operator.close()

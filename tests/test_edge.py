@@ -8,10 +8,8 @@ checked on a clock the test moves (test_edge_protocol.py). Slow clients are raw 
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import socket
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -21,14 +19,12 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-import uvicorn
 from prometheus_client import CollectorRegistry
 
 from gateway.app import create_app
-from gateway.server import bind, uvicorn_config
 from gateway.simulator import SimulatorSettings, create_simulator
 from tests.conftest import Sim, sample_sum
-from tests.support import ServerThread, gateway_settings, wait_for, write_key
+from tests.support import ServerThread, TwoListeners, gateway_settings, wait_for, write_key
 
 CHAT = {"model": "google/gemma-4-26B-A4B-it", "messages": [{"role": "user", "content": "Hello"}]}
 # Deadline plus this is the latest a connection may still be open: generous for a busy machine.
@@ -179,35 +175,6 @@ def test_a_streamed_answer_longer_than_every_deadline_is_not_cut(tmp_path, diffu
 # ---- the connection cap and the operator listener -----------------------------------------------------
 
 
-class _TwoListeners:
-    """The gateway as ``gateway serve`` runs it with ``edge.operator_port``: one app, two sockets."""
-
-    def __init__(self, app: Any) -> None:
-        self.main = bind("127.0.0.1", 0)
-        self.operator = bind("127.0.0.1", 0)
-        app.edge.operator_ports.add(self.operator.getsockname()[1])
-        self.server = uvicorn.Server(uvicorn_config(app, "warning"))
-        self.thread = threading.Thread(
-            target=lambda: asyncio.run(self.server.serve(sockets=[self.main, self.operator])), daemon=True
-        )
-
-    def port(self, which: str) -> int:
-        sock = self.main if which == "main" else self.operator
-        port: int = sock.getsockname()[1]
-        return port
-
-    def __enter__(self) -> _TwoListeners:
-        self.thread.start()
-        assert wait_for(lambda: self.server.started, 10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-        self.main.close()
-        self.operator.close()
-
-
 def _capped_gateway(tmp_path: Path, diffusion_sim: Sim, ar_sim: Sim, **edge: Any) -> tuple[Any, Any]:
     write_key(tmp_path / "keys.yaml", "alice")
     settings = gateway_settings(
@@ -222,7 +189,7 @@ def _capped_gateway(tmp_path: Path, diffusion_sim: Sim, ar_sim: Sim, **edge: Any
 
 def test_the_cap_refuses_the_extra_connection_and_serves_the_others(tmp_path, diffusion_sim, ar_sim):
     app, registry = _capped_gateway(tmp_path, diffusion_sim, ar_sim, max_connections=3, operator_port=0)
-    with _TwoListeners(app) as gw:
+    with TwoListeners(app) as gw:
         port = gw.port("main")
         held = [_connect(port) for _ in range(3)]
         assert wait_for(lambda: sample_sum(registry, "gateway_connections_open", listener="main") == 3)
@@ -549,7 +516,7 @@ def test_metrics_only_on_the_operator_listener(tmp_path, diffusion_sim, ar_sim):
         telemetry={"metrics_on_main": False, "metrics_token": "scrape-token-0123456789"},
         edge={"operator_port": 0},
     )
-    with _TwoListeners(create_app(settings, registry=CollectorRegistry())) as gw:
+    with TwoListeners(create_app(settings, registry=CollectorRegistry())) as gw:
         main = f"http://127.0.0.1:{gw.port('main')}"
         operator = f"http://127.0.0.1:{gw.port('operator')}"
         assert httpx.get(main + "/metrics", timeout=5).status_code == 404

@@ -26,6 +26,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 from uvicorn.server import ServerState
 
 from gateway.edge.protocol import EdgeProtocol
+from tests.test_edge_protocol import Recorder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,25 +112,6 @@ def test_the_cycle_has_what_the_edge_reads() -> None:
     assert callable(flow_control.FlowControl.pause_reading)
 
 
-class _Transport(asyncio.Transport):
-    def __init__(self) -> None:
-        super().__init__()
-        self.written = bytearray()
-        self.closed = False
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 40000)}.get(name, default)
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        self.written += data
-
-    def close(self) -> None:
-        self.closed = True
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-
 class _Watched(HttpToolsProtocol):
     """uvicorn's own protocol, recording the hooks the edge relies on being called."""
 
@@ -150,11 +132,11 @@ async def _noop_app(scope: Any, receive: Any, send: Any) -> None:
     return None
 
 
-def _protocol() -> tuple[_Watched, _Transport]:
+def _protocol() -> tuple[_Watched, Recorder]:
     config = Config(_noop_app, log_config=None, lifespan="off")
     config.load()
     protocol = _Watched(config, ServerState(), {}, asyncio.new_event_loop())
-    transport = _Transport()
+    transport = Recorder()
     protocol.connection_made(transport)
     return protocol, transport
 

@@ -7,55 +7,24 @@ Kubernetes configurations serve it on the operator listener only, and their scra
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
-import uvicorn
 import yaml
 from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 
 from gateway.app import create_app
 from gateway.config import load_settings
-from gateway.server import bind, uvicorn_config
 from gateway.telemetry.settings import TelemetrySettings
-from tests.support import AR_MODEL, gateway_settings, wait_for, write_key
+from tests.support import AR_MODEL, TwoListeners, gateway_settings, write_key
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 # A token in the environment must not open the main listener where the deployment keeps it shut.
 TOKEN_ENV = {"GATEWAY_TELEMETRY__METRICS_TOKEN": "from-the-environment-0123456789"}
-
-
-class TwoListeners:
-    """The app as ``gateway serve`` runs it with ``edge.operator_port``: one app, two loopback sockets."""
-
-    def __init__(self, app: Any) -> None:
-        self.main = bind("127.0.0.1", 0)
-        self.operator = bind("127.0.0.1", 0)
-        app.edge.operator_ports.add(self.operator.getsockname()[1])
-        self.server = uvicorn.Server(uvicorn_config(app, "warning"))
-        self.thread = threading.Thread(
-            target=lambda: asyncio.run(self.server.serve(sockets=[self.main, self.operator])), daemon=True
-        )
-
-    def url(self, sock: Any) -> str:
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-    def __enter__(self) -> TwoListeners:
-        self.thread.start()
-        assert wait_for(lambda: self.server.started, 10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-        self.main.close()
-        self.operator.close()
 
 
 def test_by_default_the_main_listener_does_not_serve_metrics(tmp_path, diffusion_sim, ar_sim):

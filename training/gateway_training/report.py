@@ -113,9 +113,10 @@ def per_class(predictions: Sequence[Prediction], threshold: float) -> str:
     for p in predictions:
         by.setdefault(p.example.category, []).append(p)
     rows = []
-    for cls in sorted(by, key=lambda c: (c in HARD_CLASSES, c)):
+    for cls in sorted(by, key=lambda c: (c in HARD_CLASSES or c == "hard", c)):
         group = by[cls]
-        label = "hard" if cls in HARD_CLASSES else "easy"
+        # An operator's file without classes has its labels as categories: the label is the rows' own.
+        label = "hard" if cls in HARD_CLASSES else group[0].example.label
         rows.append((cls, label, str(len(group)), _pct(recall(group, threshold, label))))
     return _table(("class", "label", "n", "recall"), rows)
 
