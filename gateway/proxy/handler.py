@@ -51,6 +51,7 @@ from gateway.relay import ClientDisconnected, cancel_on_disconnect
 from gateway.routing import Decision, extract_features
 from gateway.routing.scorer.embedding import SecondStage
 from gateway.routing.scorer.linear import ScorerModel
+from gateway.shadow.sampling import ShadowSampler
 from gateway.upstream import UpstreamClient
 from gateway.upstream.settings import BackendSettings, DiffusionSettings
 from gateway.wire import BACKEND_HEADER
@@ -70,6 +71,7 @@ class ProxyHandler:
         *,
         scorer: ScorerModel | None = None,
         second_stage: SecondStage | None = None,
+        shadow: ShadowSampler | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._settings = settings
@@ -85,6 +87,7 @@ class ProxyHandler:
         self._embedder = (
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="route-embed") if second_stage else None
         )
+        self._shadow = shadow
         self._clock = clock
         self._forwarded = FORWARDED | settings.edge.forward_headers
 
@@ -174,6 +177,8 @@ class ProxyHandler:
         record.route_reasons = decision.reasons
         record.route_score = decision.score
         record.routed_to = decision.candidates[0]
+        if self._shadow is not None:  # a few requests are also answered elsewhere, once this one is done
+            record.shadow = self._shadow.draw(principal, endpoint, parsed.payload, decision)
         # Pacing and reasoning stripping know the chat and completions wire formats only.
         openai = endpoint in ("chat", "completions")
         pacing = (
