@@ -1,4 +1,5 @@
-"""``gateway router train`` and ``gateway router eval``: the difficulty scorer's model, made and measured.
+"""``gateway router train`` and ``gateway router eval``: the difficulty scorer's model, made and measured
+(``labels`` and ``threshold``, from shadow evaluation's judged traffic, are in router_shadow.py).
 
 The arguments are parsed here and the work is done by the trainer, ``gateway_training``: a distribution
 of its own (training/ in the repository), which the gateway's wheel and image leave out. It is imported
@@ -12,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from gateway.commands import router_shadow
 from gateway.routing.scorer.linear import DEFAULT_MODEL, ModelError
 from gateway.routing.scorer.load import load_model
 
@@ -81,6 +83,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--model", default=DEFAULT_MODEL, help="a model file (default: the shipped model)")
     p.add_argument("--threshold", type=float, default=None, help="default: the model's")
     p.set_defaults(func=_eval)
+
+    router_shadow.add_actions(actions)
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.config import CONFIG_ENV_VAR, ConfigError, load_settings
@@ -17,7 +18,7 @@ from gateway.usage.query import GROUPS, KINDS, UsageQuery, parse_since, summariz
 from gateway.usage.settings import UsageSettings, engine_url
 from gateway.usage.store import UsageStore
 
-__all__ = ["register"]
+__all__ = ["database_url", "register"]
 
 
 def register(sub: Any) -> None:
@@ -45,23 +46,27 @@ def _limit(text: str) -> int:
     return int(text)
 
 
+def database_url(url: str | None, config: Path | None) -> URL:
+    """The usage database's URL: ``url`` when given, else ``usage.url`` of ``config`` (or
+    $GATEWAY_CONFIG), else $GATEWAY_USAGE__URL, else the default ``sqlite:///usage.db``."""
+    if url is not None:
+        try:
+            return engine_url(url)
+        except ValueError as exc:
+            raise ConfigError(f"--url: {exc}") from None
+    if config is None and not os.environ.get(CONFIG_ENV_VAR):
+        # No configuration to read: the ledger's own settings (GATEWAY_USAGE__URL, else ./usage.db).
+        return engine_url(os.environ.get("GATEWAY_USAGE__URL") or UsageSettings().url.get_secret_value())
+    return engine_url(load_settings(config).usage.url.get_secret_value())
+
+
 def _usage(args: argparse.Namespace) -> int:
     try:
         since = parse_since(args.since)
     except ValueError as exc:
         print(f"gateway: --{exc}", file=sys.stderr)
         return 2
-    if args.url is not None:
-        try:
-            url = engine_url(args.url)
-        except ValueError as exc:
-            raise ConfigError(f"--url: {exc}") from None
-    elif args.config is None and not os.environ.get(CONFIG_ENV_VAR):
-        # No configuration to read: the ledger's own settings (GATEWAY_USAGE__URL, else ./usage.db).
-        url = engine_url(os.environ.get("GATEWAY_USAGE__URL") or UsageSettings().url.get_secret_value())
-    else:
-        url = engine_url(load_settings(args.config).usage.url.get_secret_value())
-    store = UsageStore(url)
+    store = UsageStore(database_url(args.url, args.config))
     try:
         query = UsageQuery(
             since=since, by=args.by, principal=args.key, principal_kind=args.kind, limit=args.limit

@@ -15,6 +15,7 @@ import time
 from typing import Any, NamedTuple
 
 from sqlalchemy import delete, insert, select
+from sqlalchemy.engine import URL
 
 from gateway.usage.cleaning import RowCleaner
 from gateway.usage.schema import shadow_samples
@@ -60,7 +61,9 @@ _CLEANER = RowCleaner(shadow_samples, SampleRow._fields)
 class SampleStore:
     """Blocking, like the ledger's store: the gateway calls it from a worker thread, the CLI directly."""
 
-    def __init__(self, url: str, *, connect_timeout: float = 5.0, write_timeout: float | None = None) -> None:
+    def __init__(
+        self, url: str | URL, *, connect_timeout: float = 5.0, write_timeout: float | None = None
+    ) -> None:
         self._store = UsageStore(url, connect_timeout=connect_timeout, write_timeout=write_timeout)
 
     @property
