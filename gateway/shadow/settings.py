@@ -16,7 +16,8 @@ class JudgeSettings(_Section):
     # The backend (by name) that compares the two answers; None: the first autoregressive backend. A model
     # judging its own answer tends to prefer it (docs/shadow.md): name another backend where there is one.
     backend: str | None = None
-    # Judge requests start only while the judge backend runs fewer than this share of its max_concurrency.
+    # A judge request starts only when, with it, the judge backend runs at most this share of its
+    # max_concurrency.
     max_load: float = Field(0.5, gt=0, le=1)
     # Backend tokens (prompt + completion) the judge may spend per minute; None: only max_load bounds it.
     budget_tokens_per_minute: int | None = Field(None, ge=1)
@@ -29,12 +30,13 @@ class ShadowSettings(_Section):
 
     # The share of eligible requests also sent to the other backend (0.01: one in a hundred); 0: off.
     share: float = Field(0.0, ge=0, le=1)
-    # A share per auth tier and per key name, over ``share`` (a key's over its tier's).
+    # A share per auth tier, over ``share``.
     tiers: dict[str, float] = Field(default_factory=dict)
+    # A share per key name, over its tier's.
     keys: dict[str, float] = Field(default_factory=dict)
-    # A shadow request starts only while the other backend runs fewer than this share of its
-    # max_concurrency (its in-flight requests, shadow ones included), so it never makes a user's request
-    # wait there.
+    # A shadow request starts only when, with it, the other backend runs at most this share of its
+    # max_concurrency (clients' requests and the gateway's own all counted), so that a client's request
+    # arriving meanwhile still finds a free sequence there.
     max_load: float = Field(0.5, gt=0, le=1)
     # Backend tokens (prompt + completion) shadow requests may spend per minute; None: only max_load
     # bounds them. Required with shared_gpu.
@@ -52,7 +54,7 @@ class ShadowSettings(_Section):
     # The privacy switch: prompts, both answers, the judge's reason and the scorer's top features are
     # stored (in the usage database, usage.url) only when this is on; verdicts and scores always are.
     store_content: bool = False
-    # Days a stored sample (with its content) is kept; the writer deletes older ones hourly.
+    # Days a stored sample (with its content) is kept; older ones are deleted at start-up and hourly.
     retention_days: int = Field(7, ge=1, le=3660)
     # Characters kept of the prompt and of each answer (in storage and in the judge's prompt).
     max_content_chars: int = Field(16_000, ge=256, le=1_000_000)
