@@ -164,4 +164,3 @@ def test_shadow_overhead_bench_runs():
     assert result.returncode == 0, result.stdout + result.stderr
     rows = {line.split()[0]: line.split() for line in result.stdout.splitlines() if line.startswith("  ")}
     assert rows["off"][-1] == "0" and int(rows["on-100%"][-1]) > 0
-

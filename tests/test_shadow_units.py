@@ -391,3 +391,80 @@ def test_the_simulated_judge_prefers_the_answer_without_the_mark_and_sometimes_t
     default = SimulatorSettings(kind="autoregressive")
     letters = [verdict(default, f"{i}. {worse}", good) for i in range(200)]
     assert 5 <= letters.count("A") <= 40 and letters.count("B") > 150
+
+
+# ---- the queue and the judge's failures --------------------------------------------------------------------
+
+
+class _NoUpstream:
+    async def send(self, *args, **kwargs):
+        raise AssertionError("not reached")
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _runner(**settings):
+    from prometheus_client import CollectorRegistry
+
+    from gateway.shadow.metrics import ShadowMetrics
+    from gateway.shadow.runner import ShadowRunner
+
+    registry = CollectorRegistry()
+    pool = BackendPool(BACKENDS, BreakerSettings())
+    shadow = ShadowSettings(share=1.0, **settings)
+    runner = ShadowRunner(shadow, BACKENDS, pool, _NoUpstream(), ShadowMetrics(registry, BACKENDS))
+    return runner, registry
+
+
+def _answered(runner) -> RequestRecord:
+    record = RequestRecord(request_id="r", method="POST", path="/v1/chat/completions", started=0.0)
+    record.outcome, record.status, record.backend, record.answer = "ok", 200, "diffusion", "text"
+    record.route_reasons = ("default:score=0.10",)
+    record.shadow = runner.sampler.draw(ALICE, "chat", CHAT, decision("default:score=0.10"))
+    return record
+
+
+def test_a_full_queue_drops_the_sample_and_counts_it():
+    from tests.conftest import sample_sum
+
+    runner, registry = _runner(queue_size=1)
+    runner.finish(_answered(runner), 1.0)
+    runner.finish(_answered(runner), 1.0)
+    assert sample_sum(registry, "gateway_shadow_skipped_total", reason="queue_full") == 1
+    assert runner._queue.qsize() == 1
+
+
+class _Caller:
+    def __init__(self, *replies):
+        self.replies = list(replies)
+        self.asked = 0
+
+    async def ask(self, backend, endpoint, payload):
+        from gateway.shadow.calls import CallFailed
+
+        self.asked += 1
+        reply = self.replies.pop(0)
+        if isinstance(reply, str) and reply.startswith("fail"):
+            raise CallFailed("status_500", 0.5)
+        return reply
+
+
+async def test_the_judge_discards_a_failure_and_skips_when_its_backend_has_no_room():
+    from gateway.shadow.judge import Judge
+    from gateway.shadow.settings import JudgeSettings
+
+    pool = BackendPool([AR.model_copy(update={"max_concurrency": 4})], BreakerSettings())
+    agreed = _Caller(reply('{"verdict": "B"}'), reply('{"verdict": "A"}'))
+    judge = Judge(agreed, AR, Gate(pool, 0.5, None), JudgeSettings())  # type: ignore[arg-type]
+    verdict = await judge.compare("user: escrow?", "worse", "better")
+    assert (verdict.verdict, verdict.asked, verdict.tokens) == ("diffusion_worse", 2, 30)
+    failing = Judge(_Caller("fail"), AR, Gate(pool, 0.5, None), JudgeSettings())  # type: ignore[arg-type]
+    failed = await failing.compare("user: escrow?", "a", "b")
+    assert (failed.discarded, failed.asked, failed.seconds) == ("judge_failed", 1, 0.5)
+    # A budget spent after the first reading: the pair is skipped, with what it cost so far.
+    estimate = sum(len(m["content"]) for m in judge_messages("q", "a", "b")) // 4 + 200
+    budget = Gate(pool, 0.5, estimate + 10)  # the first reading fits, and spends 15 of it
+    half = _Caller(reply('{"verdict": "same"}'))
+    skipped = await Judge(half, AR, budget, JudgeSettings()).compare("q", "a", "b")  # type: ignore[arg-type]
+    assert (skipped.skipped, skipped.asked, half.asked) == ("budget", 1, 1)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -63,7 +63,6 @@ class Sample:
     answer: str = ""
     prompt_tokens: int = 0
     answer_tokens: int = 0
-    top: list[dict[str, object]] = field(default_factory=list)
 
     @property
     def diffusion_routed(self) -> bool:
