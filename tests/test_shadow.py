@@ -34,6 +34,7 @@ from gateway.routing import extract_features
 from gateway.routing.scorer.load import load_model
 from gateway.shadow.store import SampleRow, SampleStore
 from gateway.simulator import SimulatorSettings, create_simulator
+from gateway.simulator.plan import make_plan
 from gateway.simulator.state import SimulatorState
 from tests.conftest import sample_sum
 from tests.support import AR_MODEL, ServerThread, checkout_env, gateway_settings, wait_for, write_key
@@ -324,11 +325,23 @@ def test_unparsable_and_order_inconsistent_verdicts_are_discarded_and_counted(st
     assert {s["discarded"] for s in biased.samples()} == {"inconsistent"}
 
 
+def _answer_tokens(kind: str, text: str) -> int:
+    """How many tokens the simulated ``kind`` answers ``text`` with (the simulator is deterministic)."""
+    view = chat(text)
+    seed = orjson.dumps(view["messages"]).decode()
+    return make_plan(view, SimulatorSettings(kind=kind), seed).completion_tokens  # type: ignore[arg-type]
+
+
 def test_a_cut_answer_is_no_fair_comparison(start):
     gw = start(shadow={"share": 1.0})
+    # Both cut: the shadow answer ends with finish_reason "length".
     assert gw.post(chat(MONEY[0], max_tokens=5)).status_code == 200
-    assert wait_for(lambda: gw.settled() == 1)
-    assert gw.metric("gateway_shadow_discarded_total", reason="truncated") == 1
+    # Only the client's answer cut, at the limit both are held to: the other backend's ends before it.
+    text = next(t for t in MONEY if _answer_tokens("diffusion", t) > _answer_tokens("autoregressive", t) + 1)
+    limit = _answer_tokens("autoregressive", text) + 1
+    assert gw.post(chat(text, max_tokens=limit)).json()["usage"]["completion_tokens"] == limit
+    assert wait_for(lambda: gw.settled() == 2)
+    assert gw.metric("gateway_shadow_discarded_total", reason="truncated") == 2
     assert gw.metric("gateway_shadow_requests_total", work="judge") == 0
 
 
