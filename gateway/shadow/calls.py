@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from gateway.errors import Error
 from gateway.upstream import UpstreamClient, UpstreamError
 from gateway.upstream.base import auth_headers
 from gateway.upstream.settings import BackendSettings
@@ -38,7 +39,7 @@ class Reply:
         return self.prompt_tokens + self.completion_tokens
 
 
-class CallFailed(Exception):
+class CallFailed(Error):
     """The backend could not be reached, failed, or answered something that is not an answer; ``seconds``
     is how long it was busy with the request all the same."""
 
