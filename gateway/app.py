@@ -132,6 +132,7 @@ def create_app(
             metrics.principal_label(principal.kind, principal.name, principal.tier), limit
         ).inc(),
         on_store_error=lambda op: metrics.state_errors.labels(op).inc(),
+        retry_hint_max_seconds=settings.limits.retry_hint_max_seconds,
     )
     ledger, tracer, finishers = _usage_and_tracing(settings, metrics)
     shared = SharedCount(store) if store.shared else None

@@ -42,7 +42,7 @@ from pydantic_settings import (
 from gateway.auth.settings import AuthSettings
 from gateway.edge.settings import EdgeSettings
 from gateway.errors import ConfigError
-from gateway.limits.settings import LimitSettings, StateSettings
+from gateway.limits.settings import LimitsSection, StateSettings
 from gateway.routing.settings import RoutingSettings
 from gateway.shadow.settings import ShadowSettings
 from gateway.telemetry.settings import TelemetrySettings
@@ -51,6 +51,7 @@ from gateway.usage.settings import UsageSettings
 
 __all__ = [
     "CONFIG_ENV_VAR",
+    "NO_CONFIGURATION",
     "ConfigError",
     "PacingSettings",
     "ServerSettings",
@@ -60,6 +61,7 @@ __all__ = [
 
 ENV_PREFIX = "GATEWAY_"
 CONFIG_ENV_VAR = "GATEWAY_CONFIG"
+NO_CONFIGURATION = f"no configuration given: pass --config or set {CONFIG_ENV_VAR}"
 
 
 class _Section(BaseModel):
@@ -126,7 +128,7 @@ class Settings(BaseSettings):
     routing: RoutingSettings = RoutingSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
     pacing: PacingSettings = PacingSettings()
-    limits: LimitSettings = LimitSettings()
+    limits: LimitsSection = LimitsSection()
     state: StateSettings = StateSettings()
     usage: UsageSettings = UsageSettings()
     edge: EdgeSettings = EdgeSettings()
@@ -358,6 +360,10 @@ def load_settings(
     if path is None and env.get(CONFIG_ENV_VAR):
         path = env[CONFIG_ENV_VAR]
     yaml_path = Path(path) if path is not None else None
+    if yaml_path is None and not overrides:
+        # Backends come from the file only, so without one the first complaint would be a missing backend,
+        # which does not say what is missing.
+        raise ConfigError(NO_CONFIGURATION)
     # A subclass carries the per-call sources, so the Settings class itself holds no state.
     bound: type[Settings] = type(
         "Settings", (Settings,), {"source_yaml_file": yaml_path, "source_environ": env}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
 import socket
 from collections.abc import Callable, Coroutine, Iterator, Sequence
@@ -14,10 +15,13 @@ from starlette.types import ASGIApp
 
 from gateway.edge.protocol import EdgeProtocol
 from gateway.edge.state import edge_of
+from gateway.errors import ConfigError
 
 __all__ = [
     "FULL_COLLECTION_EVERY",
     "YOUNG_COLLECTION_AFTER",
+    "ListenError",
+    "address",
     "bind",
     "collect_on_a_clock",
     "run",
@@ -40,15 +44,42 @@ _NEVER = 2**31 - 1
 YOUNG_COLLECTION_AFTER = 10_000
 
 
-def bind(host: str, port: int) -> socket.socket:
+class ListenError(ConfigError):
+    """A listening socket could not be had: one line with the address, the system's reason and the setting
+    or option that chooses another, instead of a traceback ending in an errno."""
+
+
+# The system's reasons a newcomer meets, in words that say what to do about them.
+_BIND_REASONS = {
+    errno.EADDRINUSE: "the port is already in use (another gateway, or another program, listens there)",
+    errno.EACCES: "permission denied (ports below 1024 need privileges)",
+    errno.EADDRNOTAVAIL: "the address is not one of this machine's",
+}
+
+
+def address(host: str, port: int) -> str:
+    """``host:port`` as a URL writes it (an IPv6 address in brackets)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def bind(host: str, port: int, *, hint: str = "") -> socket.socket:
+    """A listening TCP socket on ``host:port``; :class:`ListenError` when the system refuses it, its
+    message ending with ``hint`` (what the caller's user changes to choose another address)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto must say TCP: asyncio and uvloop set TCP_NODELAY on accepted connections only when the listening
     # socket's proto is IPPROTO_TCP; with proto 0 every keep-alive response waits out the client's 40 ms
     # delayed ACK (Nagle).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        reason = _BIND_REASONS.get(exc.errno or 0) or exc.strerror or type(exc).__name__
+        raise ListenError(
+            f"cannot listen on {address(host, port)}: {reason}" + (f"; {hint}" if hint else "")
+        ) from None
     sock.setblocking(False)
     return sock
 

@@ -26,6 +26,33 @@ METRICS_TOKEN = "test-metrics-token-0123456789"
 METRICS_AUTH = {"authorization": f"Bearer {METRICS_TOKEN}"}
 
 
+class FakeLoop:
+    """``time()`` and ``call_at()``, as much of an event loop as Deadlines uses; ``run_until(t)`` moves
+    the clock to each timer in turn and runs it."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+        self.timers: list[tuple[float, Any]] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def call_at(self, when: float, callback: Any) -> Any:
+        self.timers.append((when, callback))
+        return object()
+
+    def run_until(self, until: float) -> None:
+        while self.timers:
+            self.timers.sort(key=lambda t: t[0])
+            when, callback = self.timers[0]
+            if when > until:
+                break
+            self.timers.pop(0)
+            self.now = max(self.now, when)
+            callback()
+        self.now = max(self.now, until)
+
+
 class ServerThread:
     """Serves ``app`` with uvicorn on 127.0.0.1 and a free port, in a background thread."""
 

@@ -1,15 +1,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 import yaml
 
-from gateway.auth.keys import KeyFile, digest
+from gateway.auth.keys import KeyFile, KeyRecord, digest
 from gateway.cli import main
 from gateway.server import run
+from tests.support import wait_for, write_key
 
 
 def test_keys_lifecycle(tmp_path, capsys):
@@ -251,3 +255,110 @@ def test_the_workers_metrics_directory_is_in_the_environment_only_while_they_run
     with pytest.raises(RuntimeError), _workers_environment("/operator/dir"):
         raise RuntimeError("a worker failed")
     assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == "/operator/dir"
+
+
+def test_keys_list_shows_every_setting_a_key_has(tmp_path, capsys):
+    path = tmp_path / "keys.yaml"
+    limits = {"requests_per_minute": 7, "tokens_per_minute": 8, "concurrent_requests": 9, "daily_tokens": 10}
+    settings = {
+        "models": ["auto", "fast"],
+        "backends": ["diffusion"],
+        "route_override": False,
+        "speed_tier": "turbo",
+        "thinking": False,
+        "thinking_override": False,
+        "strip_reasoning": True,
+        "pacing": True,
+        "route_threshold": 0.42,
+        "tier": "gold",
+        "limits": {**limits, "default_max_tokens": 11},
+        "admin": True,
+    }
+    key = write_key(path, "everything", expires=datetime(2099, 1, 2, 3, 4, tzinfo=UTC), **settings)
+    # Every field a key record has is set here, so a field added later and not listed fails this test.
+    assert set(KeyRecord.model_fields) - set(settings) == {"name", "digest", "created", "expires", "revoked"}
+    assert main(["keys", "list", "--keys-file", str(path)]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split()[:2] == ["NAME", "STATUS"] and "SETTINGS" in header
+    shown = dict(pair.split("=") for pair in row.split("  ")[-1].split())
+    assert shown == {
+        "models": "auto,fast",
+        "backends": "diffusion",
+        "route_override": "false",
+        "speed_tier": "turbo",
+        "thinking": "false",
+        "thinking_override": "false",
+        "strip_reasoning": "true",
+        "pacing": "true",
+        "route_threshold": "0.42",
+        "tier": "gold",
+        **{name: str(value) for name, value in settings["limits"].items()},
+        "admin": "true",
+    }
+    assert row.split()[:2] == ["everything", "active"] and "2099-01-02 03:04" in row
+    assert key not in row and digest(key) not in row
+    assert main(["keys", "list", "--keys-file", str(path), "--format", "json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["status"] == "active" and listed["revoked"] is False and listed["tier"] == "gold"
+    assert listed["requests_per_minute"] == 7 and "digest" not in listed
+
+
+def test_keys_purge_removes_revoked_and_expired_keys_and_keeps_the_rest(tmp_path, capsys):
+    path = tmp_path / "keys.yaml"
+    past = datetime.now(UTC) - timedelta(days=1)
+    write_key(path, "live")
+    write_key(path, "gone-revoked", revoked=True)
+    write_key(path, "gone-expired", expires=past)
+    write_key(path, "soon", expires=datetime.now(UTC) + timedelta(days=1))
+    before = path.read_text()
+    assert main(["keys", "purge", "--keys-file", str(path), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would remove gone-revoked (revoked" in out and "would remove gone-expired (expired" in out
+    assert "would remove 2 of 4 keys" in out and path.read_text() == before
+    assert main(["keys", "purge", "--keys-file", str(path)]) == 0
+    assert "removed 2 of 4 keys" in capsys.readouterr().out
+    assert [r.name for r in KeyFile.read(path).keys] == ["live", "soon"]
+    assert main(["keys", "purge", "--keys-file", str(path)]) == 0
+    assert "removed 0 of 2 keys" in capsys.readouterr().out
+
+
+def test_a_rotated_key_keeps_its_name_settings_and_limits_and_the_old_one_works_for_the_grace(
+    make_gateway, capsys
+):
+    gw = make_gateway(limits={"requests_per_minute": 2})
+    keys_file = str(gw.keys_file)
+    assert main(["keys", "revoke", "alice", "--keys-file", keys_file]) == 0  # the fixture's own alice
+    capsys.readouterr()
+    assert main(["keys", "create", "alice", "--keys-file", keys_file, "--models", "auto", "--pacing"]) == 0
+    old = capsys.readouterr().out.strip()
+    assert main(["keys", "rotate", "alice", "--keys-file", keys_file, "--grace", "24h"]) == 0
+    new = capsys.readouterr().out.strip()
+    assert new.startswith("gw-") and new != old
+    first, second = [r for r in KeyFile.read(gw.keys_file).keys if not r.revoked]
+    assert first.expires is not None and second.expires is None  # the old one ends with its grace
+    assert (second.name, second.models, second.pacing) == ("alice", ["auto"], True)
+    main(["keys", "list", "--keys-file", keys_file])
+    statuses = [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert statuses == ["revoked", "retiring", "active"]
+
+    def chat(key: str) -> httpx.Response:
+        body = {"model": "auto", "messages": [{"role": "user", "content": "Hi"}]}
+        return httpx.post(
+            gw.base_url + "/chat/completions", json=body, headers={"authorization": f"Bearer {key}"}
+        )
+
+    assert wait_for(lambda: chat(new).status_code == 200)  # the gateway reloaded the file
+    assert chat(old).status_code == 200
+    # One principal: one request rate for both keys, one name in the metrics.
+    assert chat(new).status_code == 429
+    assert wait_for(lambda: gw.metric("gateway_requests_total", principal="alice") == 3)
+
+    assert main(["keys", "rotate", "alice", "--keys-file", keys_file, "--grace", "0"]) == 0
+    newest = capsys.readouterr().out.strip()
+    assert wait_for(lambda: chat(new).json()["error"]["message"] == "This API key has expired.")
+    assert chat(newest).status_code == 429  # the same principal, still at its limit
+    assert chat(old).status_code == 401
+    assert main(["keys", "revoke", "alice", "--keys-file", keys_file]) == 0  # every key of the name
+    assert all(r.revoked for r in KeyFile.read(gw.keys_file).keys)
+    assert main(["keys", "rotate", "alice", "--keys-file", keys_file]) == 2
+    assert "no usable key named 'alice'" in capsys.readouterr().err

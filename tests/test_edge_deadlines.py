@@ -6,35 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.edge.deadlines import Deadlines
+from tests.support import FakeLoop
 
 TICK = 0.1
-
-
-class FakeLoop:
-    """``time()`` and ``call_at()``, as much of an event loop as Deadlines uses; ``run_until(t)`` moves
-    the clock to each timer in turn and runs it."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-        self.timers: list[tuple[float, Any]] = []
-
-    def time(self) -> float:
-        return self.now
-
-    def call_at(self, when: float, callback: Any) -> Any:
-        self.timers.append((when, callback))
-        return object()
-
-    def run_until(self, until: float) -> None:
-        while self.timers:
-            self.timers.sort(key=lambda t: t[0])
-            when, callback = self.timers[0]
-            if when > until:
-                break
-            self.timers.pop(0)
-            self.now = max(self.now, when)
-            callback()
-        self.now = max(self.now, until)
 
 
 class Conn:
@@ -55,15 +29,16 @@ def test_each_armed_connection_expires_once_within_a_tick_of_its_deadline() -> N
     deadlines = Deadlines(loop, TICK)  # type: ignore[arg-type]
     log: list[tuple[str, float]] = []
     start = loop.now
-    a, b, c = (Conn(name, log, loop) for name in "abc")
+    a, b, c, d = (Conn(name, log, loop) for name in "abcd")
     deadlines.arm(a, 1.0)
     deadlines.arm(b, 0.35)
     deadlines.arm(c, 2.0)
-    loop.run_until(start + 0.34)
+    deadlines.arm(d, 0.25)  # slots of both parities: a timer firing every other slot is caught
+    loop.run_until(start + 0.24)
     assert log == []
     loop.run_until(start + 5.0)
-    assert [name for name, _ in log] == ["b", "a", "c"]
-    for (_, at), seconds in zip(log, (0.35, 1.0, 2.0), strict=True):
+    assert [name for name, _ in log] == ["d", "b", "a", "c"]
+    for (_, at), seconds in zip(log, (0.25, 0.35, 1.0, 2.0), strict=True):
         assert start + seconds <= at <= start + seconds + TICK + 1e-9
     assert loop.timers == []  # nothing armed: no timer left running
 
@@ -127,7 +102,9 @@ def test_a_deadline_already_due_when_armed_still_expires() -> None:
     log: list[tuple[str, float]] = []
     deadlines.arm(Conn("a", log, loop), 0.3)
     loop.run_until(loop.now + 0.35)  # a's slot swept; the clock now inside the next slot
+    armed = loop.now
     deadlines.arm(Conn("b", log, loop), 0.0)
     deadlines.arm(Conn("c", log, loop), -1.0)
     loop.run_until(loop.now + 1.0)
     assert sorted(name for name, _ in log) == ["a", "b", "c"]
+    assert all(at <= armed + TICK + 1e-9 for name, at in log if name != "a")  # at the next slot's end

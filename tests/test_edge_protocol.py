@@ -23,6 +23,8 @@ from gateway.edge.protocol import EdgeProtocol
 from gateway.edge.settings import EdgeSettings
 from gateway.edge.state import EdgeState
 from gateway.telemetry.metrics import Metrics
+from tests.conftest import sample_sum
+from tests.support import FakeLoop
 
 
 class Recorder(asyncio.Transport):
@@ -59,8 +61,9 @@ class Recorder(asyncio.Transport):
 class BodyRecorder:
     """An app behind the edge that reads the body and answers with how many messages it took."""
 
-    def __init__(self, settings: EdgeSettings | None = None) -> None:
-        self.edge = EdgeState(settings or EdgeSettings(), 100, Metrics(CollectorRegistry(), ["b"]), self)
+    def __init__(self, settings: EdgeSettings | None = None, cap: int = 100) -> None:
+        self.registry = CollectorRegistry()
+        self.edge = EdgeState(settings or EdgeSettings(), cap, Metrics(self.registry, ["b"]), self)
         self.messages: list[tuple[int, bool]] = []
         self.started = 0
         self.headers: list[list[tuple[bytes, bytes]]] = []  # each request's, as the app saw them
@@ -97,11 +100,18 @@ async def _let_run(turns: int = 20) -> None:
         await asyncio.sleep(0)
 
 
-async def _serve(app: BodyRecorder, pieces: list[bytes]) -> tuple[Recorder, EdgeProtocol]:
+async def _serve(
+    app: BodyRecorder, pieces: list[bytes], clock: FakeLoop | None = None, transport: Recorder | None = None
+) -> tuple[Recorder, EdgeProtocol]:
+    """A connection fed ``pieces``; with a ``clock``, its request deadlines run on that clock alone."""
     config = Config(app, http=EdgeProtocol, log_config=None, lifespan="off")
     config.load()
+    if clock is not None:
+        # The edge's one timer per loop, built by the edge itself (its tick included) on the test's clock.
+        timer = app.edge.deadlines(clock)  # type: ignore[arg-type]
+        app.edge.deadlines = lambda loop: timer  # type: ignore[method-assign]
     protocol = EdgeProtocol(config, ServerState(), {})
-    transport = Recorder()
+    transport = transport or Recorder()
     protocol.connection_made(transport)
     for piece in pieces:
         protocol.data_received(piece)
@@ -253,6 +263,174 @@ def test_a_connection_reset_while_kept_alive_frees_its_protocol_at_once() -> Non
         assert gone() is None
     finally:
         gc.enable()
+
+
+# ---- the deadlines, on a clock the test moves ------------------------------------------------------------
+# Each deadline is checked from both sides: nothing has happened a tick before its setting, and the 408 is
+# out within two ticks after it. A deadline armed at another value (half of it, ten times it) fails here;
+# the tests against real servers (test_edge.py) bound it only by a margin of seconds.
+
+DEADLINES = EdgeSettings(header_timeout=2.0, body_timeout=3.0, send_timeout=4.0)
+TICK = 0.1  # the edge's timer slot for these settings (gateway/edge/state.py): how late a deadline passes
+
+
+def _closed_by(app: BodyRecorder, phase: str) -> float:
+    return sample_sum(app.registry, "gateway_connections_closed_by_deadline_total", phase=phase)
+
+
+@pytest.mark.parametrize("trickle", [[], [b"POST /x HTTP/1.1\r\n", b"Host: t\r\n", b"Content-Ty"]])
+def test_the_head_deadline_runs_from_accept_and_passes_at_its_setting(trickle: list[bytes]) -> None:
+    """Nothing sent, or a head a piece at a time: the pieces do not move the deadline."""
+    app = BodyRecorder(DEADLINES)
+    clock = FakeLoop()
+
+    async def run() -> None:
+        accepted = clock.now
+        transport, protocol = await _serve(app, [], clock)
+        for piece in trickle:
+            clock.run_until(clock.now + 0.5)
+            protocol.data_received(piece)
+        clock.run_until(accepted + 2.0 - TICK)
+        assert transport.written == b"" and not transport.closed
+        clock.run_until(accepted + 2.0 + 2 * TICK)
+        assert transport.written.startswith(b"HTTP/1.1 408 ") and transport.closed
+
+    asyncio.run(run())
+    assert _closed_by(app, "header") == 1
+    assert app.started == 0
+
+
+def test_the_body_deadline_runs_from_the_headers_and_a_trickle_does_not_move_it() -> None:
+    app = BodyRecorder(DEADLINES)
+    clock = FakeLoop()
+
+    async def run() -> None:
+        transport, protocol = await _serve(app, [], clock)
+        clock.run_until(clock.now + 1.5)  # the head takes most of its own deadline, which then stops
+        protocol.data_received(_head(100))
+        headers_in = clock.now
+        for _ in range(25):  # a byte every tenth of a second
+            clock.run_until(clock.now + 0.1)
+            protocol.data_received(b"x")
+        clock.run_until(headers_in + 3.0 - TICK)
+        assert transport.written == b"" and not transport.closed
+        clock.run_until(headers_in + 3.0 + 2 * TICK)
+        assert transport.written.startswith(b"HTTP/1.1 408 ") and transport.closed
+
+    asyncio.run(run())
+    assert (_closed_by(app, "body"), _closed_by(app, "header")) == (1, 0)
+    assert app.started == 0
+
+
+def test_a_later_requests_head_deadline_runs_from_its_first_byte() -> None:
+    """On a kept-alive connection the time between requests counts against no request deadline (the
+    keep-alive timeout is uvicorn's); the next head has its whole deadline from its first byte."""
+    app = BodyRecorder(DEADLINES)
+    clock = FakeLoop()
+
+    async def run() -> None:
+        transport, protocol = await _serve(app, [_head(2) + b"{}"], clock)
+        assert transport.written.endswith(b"\r\n\r\n2")
+        answered = len(transport.written)
+        clock.run_until(clock.now + 10.0)
+        assert len(transport.written) == answered and not transport.closed
+        protocol.data_received(b"PO")
+        began = clock.now
+        clock.run_until(began + 2.0 - TICK)
+        assert len(transport.written) == answered and not transport.closed
+        clock.run_until(began + 2.0 + 2 * TICK)
+        assert transport.written[answered:].startswith(b"HTTP/1.1 408 ") and transport.closed
+
+    asyncio.run(run())
+    assert _closed_by(app, "header") == 1
+
+
+@pytest.mark.parametrize(
+    ("settings", "tick"),
+    [
+        (EdgeSettings(), 0.1),
+        (EdgeSettings(header_timeout=0.2, body_timeout=0.3), 0.05),
+        (EdgeSettings(header_timeout=0.5, body_timeout=0.2), 0.05),
+    ],
+)
+def test_the_timer_is_late_by_a_tenth_of_a_second_at_most_or_a_quarter_of_the_shortest_deadline(
+    settings: EdgeSettings, tick: float
+) -> None:
+    assert BodyRecorder(settings).edge.deadlines(FakeLoop()).tick == pytest.approx(tick)  # type: ignore[arg-type]
+
+
+class Unread(Recorder):
+    """A transport whose client reads nothing until told: what is written stays in its buffer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unsent = 0
+        self.aborted = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        super().write(data)
+        self.unsent += len(data)
+
+    def get_write_buffer_size(self) -> int:
+        return self.unsent
+
+    def abort(self) -> None:
+        self.aborted = self.closed = True
+
+
+def test_the_send_deadline_is_armed_at_its_setting_and_cuts_only_a_client_that_reads_nothing() -> None:
+    app = BodyRecorder(DEADLINES)
+
+    def passes(protocol: EdgeProtocol) -> None:
+        """The send deadline's timer fires, as the loop runs it when its time comes."""
+        timer = protocol._stalled
+        assert timer is not None
+        left = timer.when() - asyncio.get_running_loop().time()
+        assert 4.0 - 1.0 < left <= 4.0  # armed at edge.send_timeout from now
+        timer.cancel()
+        protocol._check_sending()
+
+    async def run() -> Unread:
+        transport = Unread()
+        _, protocol = await _serve(app, [_head(2) + b"{}"], transport=transport)
+        assert transport.written.endswith(b"\r\n\r\n2")  # the answer, all of it still in the buffer
+        transport.unsent -= 1  # the client reads a byte in the period: another period
+        passes(protocol)
+        assert not transport.aborted
+        passes(protocol)  # nothing read in this one
+        assert transport.aborted
+        return transport
+
+    asyncio.run(run())
+    assert _closed_by(app, "send") == 1
+
+
+def test_past_the_cap_a_connection_gets_503_unread_and_holds_no_place_or_deadline() -> None:
+    app = BodyRecorder(DEADLINES, cap=1)
+    clock = FakeLoop()
+
+    def open_count() -> float:
+        return sample_sum(app.registry, "gateway_connections_open", listener="main")
+
+    async def run() -> None:
+        first, admitted = await _serve(app, [], clock)
+        refused, extra = await _serve(app, [_head(2) + b"{}"], clock)
+        status, error = _answer(refused.written)
+        assert status == b"HTTP/1.1 503 Service Unavailable" and error["code"] == "too_many_connections"
+        assert refused.closed and not first.closed
+        assert sample_sum(app.registry, "gateway_connections_refused_total", listener="main") == 1
+        extra.connection_lost(None)  # the refused one leaves: the admitted one keeps its place
+        assert open_count() == 1
+        clock.run_until(clock.now + 2.0 + 2 * TICK)
+        assert first.written.startswith(b"HTTP/1.1 408 ")  # only the admitted one had a deadline
+        admitted.connection_lost(None)
+        assert open_count() == 0
+        again, _ = await _serve(app, [_head(2) + b"{}"], clock)
+        assert again.written.startswith(b"HTTP/1.1 200 ")
+
+    asyncio.run(run())
+    assert app.started == 1
+    assert _closed_by(app, "header") == 1
 
 
 # ---- the head's bounds, and trailer fields -------------------------------------------------------------

@@ -57,6 +57,22 @@ def test_total_timeout_bounds_a_non_streaming_request(make_gateway):
     assert r.status_code == 504
 
 
+@pytest.mark.parametrize("client", ["httptools", "aiohttp", "httpx"])
+@pytest.mark.parametrize(("stream", "status"), [(False, 200), (True, 504)])
+def test_an_answer_later_than_the_first_byte_timeout_is_served_only_unstreamed(
+    make_gateway, client, stream, status
+):
+    """vLLM sends nothing of a non-streamed answer, headers included, until the whole answer is ready: its
+    bound is the total. The same delay before a stream's first byte is past that stream's deadline."""
+    gw = make_gateway(timeouts={"first_byte": 0.1, "total": 30}, server={"upstream_client": client})
+    r = post(gw, {"model": "diffusion", "messages": HELLO, "stream": stream}, fault="delay=0.4")
+    assert r.status_code == status
+    if stream:
+        assert r.json()["error"]["code"] == "backend_timeout"
+    else:
+        assert r.json()["choices"][0]["message"]["content"]
+
+
 def test_connect_error_is_503(make_gateway, diffusion_sim, ar_sim):
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))

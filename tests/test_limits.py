@@ -227,6 +227,33 @@ def test_429s_match_openai_and_the_sdk_raises_rate_limit_error(redis, make_gatew
     assert gw.metric("gateway_rate_limited_total", principal="alice", limit="requests") == 1
 
 
+def test_the_sdk_with_its_default_retries_gives_up_at_once_on_a_long_wait(make_gateway):
+    # OpenAI's SDK sleeps for Retry-After and retries, twice by default: a limit that resets in a minute
+    # would hang its caller for two without a word. x-should-retry: false makes it raise at once.
+    gw = make_gateway(limits={"requests_per_minute": 1})
+    client = openai.OpenAI(base_url=gw.base_url, api_key=gw.key, timeout=10)
+    assert client.max_retries == 2  # the SDK's default, as applications use it
+    client.chat.completions.create(model="auto", messages=CHAT)
+    with pytest.raises(openai.RateLimitError) as info:
+        client.chat.completions.create(model="auto", messages=CHAT)
+    headers = info.value.response.headers
+    assert headers["x-should-retry"] == "false" and int(headers["retry-after"]) > 5
+    # The gateway saw one rejected request: the SDK sent it once and did not retry it.
+    assert gw.metric("gateway_rate_limited_total", principal="alice", limit="requests") == 1
+
+
+def test_a_wait_within_the_retry_hint_is_left_to_the_client_and_a_hopeless_request_is_not(make_gateway):
+    gw = make_gateway(
+        limits={"requests_per_minute": 2, "tokens_per_minute": 100, "retry_hint_max_seconds": 120}
+    )
+    too_large = chat(gw.url, gw.key, body={"max_tokens": 1000})  # no wait makes room for it
+    assert too_large.status_code == 429 and too_large.headers["x-should-retry"] == "false"
+    assert chat(gw.url, gw.key, body={"max_tokens": 10}).status_code == 200
+    limited = chat(gw.url, gw.key, body={"max_tokens": 10})  # the request rate: about a minute, within 120
+    assert limited.status_code == 429 and limited.json()["error"]["type"] == "requests"
+    assert limited.headers["x-should-retry"] == "true"
+
+
 def test_limits_come_from_keys_and_tiers(redis, make_gateway, tmp_path):
     gw = make_gateway(
         state={"redis_url": redis.url},

@@ -213,6 +213,15 @@ def test_each_code_pattern_is_found_in_prose(line: str) -> None:
     assert _has_code(f"{prose}\n{line}\n{prose}")
 
 
+def test_sql_is_a_select_with_a_from_within_a_statements_length() -> None:
+    assert _has_code("Why is this slow? SELECT name FROM users")
+    # The FROM 300 characters after the SELECT, and one past.
+    assert _has_code(f"Why? SELECT {'a' * 293} FROM t")  # noqa: S608  # a prompt, not a query
+    assert not _has_code(f"Why? SELECT {'a' * 294} FROM t")  # noqa: S608
+    assert not _has_code("FROM the start we SELECT the best")  # a FROM before the SELECT does not count
+    assert not _has_code("Please select one from the list")  # the keywords in capitals only
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -366,6 +375,34 @@ def test_long_history_only_scans_the_newest_user_turn_with_regexes():
     history.append({"role": "user", "content": "thanks, bye!"})
     decision = route({"messages": history})
     assert decision.reasons == ("default",)
+
+
+FENCED = "Here is the code:\n```python\ndef merge(a, b):\n    return a + b\n```"
+
+
+@pytest.mark.parametrize(
+    ("earlier", "code"),
+    [
+        ([{"role": "system", "content": FENCED}], False),  # a system prompt's example, not the request
+        ([{"role": "developer", "content": FENCED}], False),
+        ([{"role": "user", "content": FENCED}, {"role": "assistant", "content": "Done."}], False),
+        ([{"role": "user", "content": "merge?"}, {"role": "assistant", "content": FENCED}], True),
+    ],
+)
+def test_code_in_the_history_counts_only_in_an_assistants_fence(earlier, code):
+    """The code patterns read the newest user turn alone: code in a system prompt or an earlier user turn
+    leaves a chit-chat follow-up free to go to diffusion, while a fenced answer being discussed does not."""
+    payload = {"messages": [*earlier, {"role": "user", "content": "Thanks, that was helpful!"}]}
+    features = extract_features(payload, "chat")
+    assert features.code is code
+    assert ("hard:code" in route(payload).reasons) is code
+
+
+def test_code_in_a_text_part_of_the_newest_turn_counts():
+    parts = [{"type": "text", "text": "Why does this fail?"}, {"type": "text", "text": FENCED}]
+    assert extract_features({"messages": [{"role": "user", "content": parts}]}, "chat").code
+    prose = [{"type": "text", "text": "Why?"}, {"type": "input_audio", "input_audio": {"data": FENCED}}]
+    assert not extract_features({"messages": [{"role": "user", "content": prose}]}, "chat").code
 
 
 # Each condition of a rule's `when`, at its boundary: (when, features that match, features that do not).

@@ -5,11 +5,15 @@ from __future__ import annotations
 import functools
 import pickle
 
+from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 
 from gateway.app import create_worker_app
 from gateway.edge.protocol import EdgeProtocol
+from gateway.edge.settings import EdgeSettings
+from gateway.edge.state import EdgeState
 from gateway.server import uvicorn_config
+from gateway.telemetry.metrics import Metrics
 
 _SHARED = (
     "lifespan",
@@ -41,3 +45,11 @@ def test_workers_and_one_process_get_the_same_configuration():
     # The factory reaches each worker process pickled (uvicorn starts them with multiprocessing's spawn).
     factory = pickle.loads(pickle.dumps(workers.app))  # noqa: S301  # our own bytes
     assert factory.func is create_worker_app and factory.args == (None, "/nonexistent")
+
+
+def test_one_process_closes_idle_connections_at_the_edges_keep_alive_timeout():
+    app = Starlette()
+    app.edge = EdgeState(  # type: ignore[attr-defined]
+        EdgeSettings(keepalive_timeout=0.4), 10, Metrics(CollectorRegistry(), ["b"]), app
+    )
+    assert uvicorn_config(app, "warning").timeout_keep_alive == 0.4

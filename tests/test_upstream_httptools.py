@@ -326,12 +326,13 @@ async def test_the_pool_is_bounded_and_a_waiter_gets_the_freed_connection():
     client = HttptoolsUpstream([], limit=1)
     try:
         async with serving(keep_alive) as server:
-            b = backend(server.port, first_byte=0.3, total=0.3)
-            held = await client.send(b, "/x", headers=[], stream=False)
+            short = backend(server.port, first_byte=0.3, total=0.3)
+            held = await client.send(short, "/x", headers=[], stream=False)
             with pytest.raises(UpstreamConnectError, match="pool"):
-                await post(client, b)  # the only slot is taken for the whole deadline
-            waiting = asyncio.ensure_future(post(client, b))
-            await asyncio.sleep(0.05)
+                await post(client, short)  # the only slot is taken for the whole deadline
+            # A waiter with all the time it needs: it queues, and gets the slot once the first is done.
+            waiting = asyncio.ensure_future(post(client, backend(server.port, first_byte=30, total=30)))
+            assert await eventually(lambda: len(client._waiters) == 1)
             assert not waiting.done()
             assert await held.read() == b"{}"
             await held.aclose()

@@ -890,6 +890,48 @@ def test_cli_usage_without_a_configuration_reads_the_ledger_url_from_the_environ
     assert [r["key"] for r in json.loads(capsys.readouterr().out)] == ["dana"]
 
 
+def test_cli_usage_refuses_to_create_a_ledger_and_names_the_file_it_looked_for(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("GATEWAY_CONFIG", raising=False)
+    monkeypatch.delenv("GATEWAY_USAGE__URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["usage"]) == 1
+    err = capsys.readouterr().err
+    assert f"no usage ledger at {tmp_path / 'usage.db'} (the default" in err and "--config" in err
+    assert list(tmp_path.iterdir()) == []  # nothing created: an empty ledger would look like no traffic
+    config = tmp_path / "conf" / "gateway.yaml"
+    config.parent.mkdir()
+    config.write_text(
+        "backends:\n  - {name: a, kind: autoregressive, url: 'http://127.0.0.1:9', model: m}\n"
+        "usage:\n  url: sqlite:///usage.db\n"
+    )
+    assert main(["usage", "--config", str(config)]) == 1
+    assert (
+        f"no usage ledger at {tmp_path / 'conf' / 'usage.db'} (usage.url of {config})"
+        in capsys.readouterr().err
+    )
+    assert sorted(p.name for p in config.parent.iterdir()) == ["gateway.yaml"]
+
+
+def test_cli_usage_says_which_ledger_it_read_and_names_the_rejected_requests_row(
+    tmp_path, capsys, monkeypatch
+):
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    store = UsageStore(url)
+    store.write([record(), record(backend=None, status=403, outcome="client_error", backend_seconds=0.0)])
+    store.dispose()
+    monkeypatch.delenv("GATEWAY_CONFIG", raising=False)
+    monkeypatch.setenv("GATEWAY_USAGE__URL", url)
+    assert main(["usage", "--by", "backend"]) == 0
+    out, err = capsys.readouterr()
+    assert err == f"gateway: usage ledger {url} (from $GATEWAY_USAGE__URL)\n"
+    table = out.splitlines()
+    assert table[1].startswith("diffusion ") and table[2].startswith("(none: rejected before a backend) ")
+    assert main(["usage", "--by", "backend", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[2].startswith("(none: rejected before a backend),1,1,")
+    assert main(["usage", "--by", "backend", "--format", "json"]) == 0
+    assert [row["backend"] for row in json.loads(capsys.readouterr().out)] == ["diffusion", None]
+
+
 def test_a_client_that_hangs_up_still_gets_its_row(make_gateway, tmp_path):
     url = f"sqlite:///{tmp_path / 'gone.db'}"
     gw = make_gateway(usage={"url": url, "flush_interval": 0.02})

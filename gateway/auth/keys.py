@@ -1,8 +1,9 @@
 """API keys: generation, the key file, and lookup by digest.
 
 The key file holds only SHA-256 digests: a leaked file does not leak a usable key. A key is shown once,
-when it is created. The file is re-read when it changes (``KeyStore.watch``), so ``gateway keys create``
-and ``revoke`` take effect on a running gateway without a restart.
+when it is created. The file is re-read when it changes (``KeyStore.watch``), so ``gateway keys create``,
+``rotate``, ``revoke`` and ``purge`` take effect on a running gateway without a restart. A name may have
+several records (a rotated key and its successor): each digest is a key, and the name one principal.
 """
 
 from __future__ import annotations
@@ -100,8 +101,9 @@ class KeyFile(BaseModel):
             Path(tmp).unlink(missing_ok=True)
             raise
 
-    def active(self, name: str) -> KeyRecord | None:
-        return next((k for k in self.keys if k.name == name and not k.revoked), None)
+    def unrevoked(self, name: str) -> list[KeyRecord]:
+        """The records of ``name`` not revoked, expired ones included: more than one after a rotation."""
+        return [k for k in self.keys if k.name == name and not k.revoked]
 
 
 # ---- what a broken key file is told: never a value from it -----------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 from starlette.types import ASGIApp
 
 from gateway.commands.keys import add_key
+from gateway.commands.serve import port_number
 from gateway.config import Settings
 from gateway.server import bind, run, serve
 from gateway.simulator import PROFILES, SimulatorSettings, create_simulator
@@ -24,7 +25,14 @@ __all__ = ["add_parser"]
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("demo", help="simulated backends + gateway on loopback, with a development key")
-    p.add_argument("--port", type=int, default=8080, help="the gateway's port (default 8080)")
+    p.add_argument("--port", type=port_number, default=8080, help="the gateway's port (default 8080)")
+    p.add_argument(
+        "--backend-ports",
+        type=_backend_ports,
+        default=(0, 0),
+        metavar="DIFFUSION,AUTOREGRESSIVE",
+        help="the simulated backends' ports, e.g. 8001,8002 (default: any free ports)",
+    )
     p.add_argument("--profile", choices=sorted(PROFILES), default="h100", help="simulated timing profile")
     p.add_argument(
         "--shadow",
@@ -38,19 +46,32 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="FILE",
         help="route with this scorer model (e.g. one retrained on the demo's labels)",
     )
+    p.add_argument(
+        "--verbose", action="store_true", help="log every request (the request log, JSON on stderr)"
+    )
     p.set_defaults(func=_demo)
+
+
+def _backend_ports(text: str) -> tuple[int, int]:
+    """--backend-ports: two port numbers, the diffusion backend's first."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"two ports separated by a comma, like 8001,8002, not {text[:40]!r}")
+    return port_number(parts[0].strip()), port_number(parts[1].strip())
 
 
 def _demo(args: argparse.Namespace) -> int:
     from gateway.app import create_app
 
-    configure_logging("warning")
+    # Quiet by default, so the banner stays readable; --verbose shows the request log a gateway writes.
+    configure_logging("info" if args.verbose else "warning")
     host = "127.0.0.1"
     sims = {
         kind: SimulatorSettings(kind=kind, profile=args.profile) for kind in ("diffusion", "autoregressive")
     }
-    sockets = {kind: bind(host, 0) for kind in sims}
-    gateway_socket = bind(host, args.port)
+    hint = "choose other ports with --backend-ports, or leave it out for any free ports"
+    sockets = {kind: bind(host, port, hint=hint) for kind, port in zip(sims, args.backend_ports, strict=True)}
+    gateway_socket = bind(host, args.port, hint="choose another port with --port")
     with tempfile.TemporaryDirectory(prefix="gateway-demo-") as tmp:
         keys_file = Path(tmp) / "keys.yaml"
         key = add_key(keys_file, "demo", expires=None)

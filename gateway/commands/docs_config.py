@@ -117,9 +117,9 @@ def _rows(
         key = f"{prefix}.{name}"
         kind, nested = _model_of(field.annotation)
         description = field.description or comments.get(name, "")
-        if nested is not None and nested in sections:
-            # A section documented at the top level (a tier's limits: the limits: keys).
-            top = sections[nested]
+        # A section documented at the top level, or one it extends (a tier's limits: the limits: keys).
+        top = next((n for m, n in sections.items() if nested is not None and issubclass(m, nested)), None)
+        if top is not None:
             description = description or from_example.get(key, "")
             more = f"The keys of [`{top}`](#{top}); each one set here wins over it."
             yield Row(key, _field_type(field), _default(field), f"{description} {more}".strip())
@@ -267,7 +267,16 @@ def _prose(text: str) -> str:
 
 @cache
 def _field_comments(model: type[BaseModel]) -> dict[str, str]:
-    """Each field's comments in the model's source: the comment lines right above it, then its own."""
+    """Each field's comments in the source of the model and of the models it extends (a subclass's own
+    comment wins): the comment lines right above the field, then its own."""
+    found: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if isinstance(cls, type) and issubclass(cls, BaseModel) and cls is not BaseModel:
+            found.update(_own_field_comments(cls))
+    return found
+
+
+def _own_field_comments(model: type[BaseModel]) -> dict[str, str]:
     try:
         source = textwrap.dedent(inspect.getsource(model))
     except (OSError, TypeError):

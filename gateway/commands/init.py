@@ -62,6 +62,9 @@ backends:
 
 auth:
   keys_file: {keys_name}      # API key digests; manage with `gateway keys ... --config {config_name}`
+
+usage:
+  url: sqlite:///usage.db   # the usage ledger, beside this file: `gateway usage --config {config_name}`
 """
 
 

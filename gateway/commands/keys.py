@@ -1,4 +1,10 @@
-"""``gateway keys create|list|revoke``: the API key file, digests only; a new key is printed once."""
+"""``gateway keys create|list|rotate|revoke|purge``: the API key file, digests only; a new key is printed
+once.
+
+A name is one principal (its limits, usage rows and metrics are counted by name), and may have several
+records: a rotation adds a key under the same name and keeps the old one valid for a grace period, so
+clients move to the new key without a moment in which neither works.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,9 @@ import re
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from gateway.auth.keys import KeyFile, KeyRecord, digest, generate_key
@@ -24,14 +32,27 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     keys = sub.add_parser("keys", help="manage API keys").add_subparsers(required=True, metavar="ACTION")
     for name, func, helptext in (
         ("create", _create, "create a key; it is printed once"),
-        ("list", _list, "list keys (never the keys themselves)"),
-        ("revoke", _revoke, "revoke a key"),
+        ("list", _list, "list keys and every setting of each (never the keys themselves)"),
+        ("rotate", _rotate, "a new key under the same name; the old one stays valid for --grace"),
+        ("revoke", _revoke, "revoke a key (every key of that name)"),
+        ("purge", _purge, "remove revoked and expired keys from the file"),
     ):
         p = keys.add_parser(name, help=helptext)
-        if name != "list":
+        if name in ("create", "rotate", "revoke"):
             p.add_argument("name")
         if name == "create":
             _add_policy_arguments(p)
+        if name == "rotate":
+            p.add_argument(
+                "--grace",
+                default="24h",
+                help="how long the old key stays valid: a duration (24h, 30m, 7d) or 0 (default 24h)",
+            )
+            p.add_argument("--expires", help="the new key's expiry (default: the old key's)")
+        if name == "list":
+            p.add_argument("--format", choices=["table", "json"], default="table")
+        if name == "purge":
+            p.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
         p.add_argument("--keys-file", type=Path, help="default: auth.keys_file of --config, else ./keys.yaml")
         p.add_argument("--config", type=Path)
         p.set_defaults(func=func)
@@ -80,16 +101,20 @@ def _keys_file(args: argparse.Namespace) -> Path:
     return DEFAULT_KEYS_FILE
 
 
-_DURATION = re.compile(r"^(\d+)([dhm])$")
+# ASCII digits: \d would take any script's digits, which int() reads as numbers too.
+_DURATION = re.compile(r"^([0-9]{1,6})([dhm])$")
+_UNIT = {"d": timedelta(days=1), "h": timedelta(hours=1), "m": timedelta(minutes=1)}
+
+
+def _duration(value: str) -> timedelta | None:
+    """``30d``, ``12h``, ``45m`` as a timedelta; None when ``value`` is not one."""
+    match = _DURATION.match(value.strip())
+    return int(match.group(1)) * _UNIT[match.group(2)] if match else None
 
 
 def _parse_expiry(value: str) -> datetime:
-    match = _DURATION.match(value.strip())
-    if match:
-        amount, unit = int(match.group(1)), match.group(2)
-        delta = {"d": timedelta(days=amount), "h": timedelta(hours=amount), "m": timedelta(minutes=amount)}[
-            unit
-        ]
+    delta = _duration(value)
+    if delta is not None:
         return datetime.now(UTC) + delta
     try:
         parsed = datetime.fromisoformat(value)
@@ -103,8 +128,8 @@ def _parse_expiry(value: str) -> datetime:
 def add_key(path: Path, name: str, *, expires: datetime | None, **policy: object) -> str:
     """Add a key named ``name`` to the key file at ``path``; the key itself is returned, never stored."""
     keys = _read_keys(path)
-    if keys.active(name) is not None:
-        raise ConfigError(f"a key named {name!r} already exists; revoke it first")
+    if keys.unrevoked(name):
+        raise ConfigError(f"a key named {name!r} already exists; rotate it, or revoke it first")
     key = generate_key()
     try:
         record = KeyRecord(
@@ -167,29 +192,145 @@ def _csv(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
+def _status(record: KeyRecord, keys: KeyFile, now: datetime) -> str:
+    if record.revoked:
+        return "revoked"
+    if record.expired(now):
+        return "expired"
+    newer = any(
+        r is not record and r.name == record.name and not r.revoked and r.created > record.created
+        for r in keys.keys
+    )
+    return "retiring" if newer else "active"  # retiring: rotated, valid until it expires
+
+
+# Shown in their own columns; the digest never.
+_COLUMNS = frozenset({"name", "digest", "created", "expires", "revoked"})
+
+
+def _settings(record: KeyRecord) -> dict[str, Any]:
+    """Every setting the record gives its key, by field name (a field added to KeyRecord shows up too)."""
+    shown: dict[str, Any] = {}
+    for field in KeyRecord.model_fields:
+        value = getattr(record, field)
+        if field in _COLUMNS or value is None:
+            continue
+        if isinstance(value, LimitSettings):
+            shown.update(value.model_dump(exclude_none=True))
+        else:
+            shown[field] = value
+    return shown
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
 def _list(args: argparse.Namespace) -> int:
     path = _keys_file(args)
     keys = _read_keys(path)
     now = datetime.now(UTC)
-    print(f"{'NAME':<24} {'STATUS':<8} {'CREATED':<20} {'EXPIRES':<20} {'MODELS':<24} LIMITS")
-    for record in keys.keys:
-        status = "revoked" if record.revoked else "expired" if record.expired(now) else "active"
-        expires = record.expires.strftime("%Y-%m-%d %H:%M") if record.expires else "never"
-        models = ",".join(record.models) if record.models is not None else "*"
-        limits = record.limits.model_dump(exclude_none=True) if record.limits is not None else {}
-        shown = ",".join(f"{k}={v}" for k, v in limits.items()) or "-"
-        created = f"{record.created:%Y-%m-%d %H:%M}"
-        print(f"{record.name:<24} {status:<8} {created:<20} {expires:<20} {models:<24} {shown}")
+    if args.format == "json":
+        listed = [
+            {
+                "name": r.name,
+                "status": _status(r, keys, now),
+                "created": r.created,
+                "expires": r.expires,
+                "revoked": r.revoked,
+                **_settings(r),
+            }
+            for r in keys.keys
+        ]
+        print(orjson.dumps(listed, option=orjson.OPT_INDENT_2).decode())
+        return 0
+    rows = [
+        (
+            record.name,
+            _status(record, keys, now),
+            f"{record.created:%Y-%m-%d %H:%M}",
+            f"{record.expires:%Y-%m-%d %H:%M}" if record.expires else "never",
+            " ".join(f"{k}={_shown(v)}" for k, v in _settings(record).items()) or "-",
+        )
+        for record in keys.keys
+    ]
+    header = ("NAME", "STATUS", "CREATED (UTC)", "EXPIRES (UTC)", "SETTINGS")
+    widths = [max([len(header[i]), *(len(row[i]) for row in rows)]) for i in range(4)]
+    for row in (header, *rows):
+        print("  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[4]]))
+    if not rows:
+        print(f"(no keys in {path})")
+    return 0
+
+
+def _rotate(args: argparse.Namespace) -> int:
+    path = _keys_file(args)
+    keys = _read_keys(path)
+    now = datetime.now(UTC)
+    grace = timedelta(0) if args.grace.strip() == "0" else _duration(args.grace)
+    if grace is None:
+        raise ConfigError(f"--grace: {args.grace[:40]!r} is not a duration like 24h, 30m or 7d, nor 0")
+    usable = [r for r in keys.unrevoked(args.name) if not r.expired(now)]
+    if not usable:
+        raise ConfigError(
+            f"no usable key named {args.name!r} in {path} (a revoked or expired key is not rotated: "
+            "create a new one)"
+        )
+    current = max(usable, key=lambda r: r.created)
+    key = generate_key()
+    expires = _parse_expiry(args.expires) if args.expires else current.expires
+    # The same record but its digest, creation and expiry: one principal, with the same policy.
+    new = current.model_copy(update={"digest": digest(key), "created": now, "expires": expires})
+    until = now + grace
+
+    retiring = {id(r) for r in usable}
+
+    def retired(record: KeyRecord) -> KeyRecord:
+        if id(record) in retiring and (record.expires is None or record.expires > until):
+            return record.model_copy(update={"expires": until})
+        return record
+
+    keys.keys = [*map(retired, keys.keys), new]
+    keys.write(path)
+    old = f"until {until:%Y-%m-%d %H:%M} UTC" if grace else "no longer"
+    print(
+        f"rotated key {args.name!r} in {path}: the new key is shown only now; the old one works {old}",
+        file=sys.stderr,
+    )
+    print(key)
     return 0
 
 
 def _revoke(args: argparse.Namespace) -> int:
     path = _keys_file(args)
     keys = _read_keys(path)
-    record = keys.active(args.name)
-    if record is None:
+    records = keys.unrevoked(args.name)
+    if not records:
         raise ConfigError(f"no active key named {args.name!r} in {path}")
-    keys.keys = [r.model_copy(update={"revoked": True}) if r is record else r for r in keys.keys]
+    # Every key of the name: a rotated name's old key too, still in its grace period.
+    revoked = {id(r) for r in records}
+    keys.keys = [r.model_copy(update={"revoked": True}) if id(r) in revoked else r for r in keys.keys]
     keys.write(path)
     print(f"revoked key {args.name!r}; a running gateway stops accepting it within auth.reload_interval")
+    return 0
+
+
+def _purge(args: argparse.Namespace) -> int:
+    path = _keys_file(args)
+    keys = _read_keys(path)
+    now = datetime.now(UTC)
+    total = len(keys.keys)
+    gone = [r for r in keys.keys if r.revoked or r.expired(now)]
+    verb = "would remove" if args.dry_run else "removed"
+    for record in gone:
+        status = _status(record, keys, now)
+        print(f"{verb} {record.name} ({status}, created {record.created:%Y-%m-%d %H:%M} UTC)")
+    if gone and not args.dry_run:
+        keys.keys = [r for r in keys.keys if not (r.revoked or r.expired(now))]
+        keys.write(path)
+    print(f"{verb} {len(gone)} of {total} keys in {path}")
     return 0

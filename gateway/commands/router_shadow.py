@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 from sqlalchemy.exc import SQLAlchemyError
 
-from gateway.commands.usage import database_url
+from gateway.commands.usage import existing, ledger_url
 from gateway.config import load_settings
 from gateway.routing import extract_features
 from gateway.routing.scorer.linear import DEFAULT_MODEL, ModelError
@@ -68,7 +68,10 @@ def _labels(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"gateway: --{exc}", file=sys.stderr)
         return 2
-    store = SampleStore(database_url(args.url, args.config))
+    url = existing(*ledger_url(args))
+    if url is None:
+        return 1
+    store = SampleStore(url)
     try:
         every = store.samples(since)
     except SQLAlchemyError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import logging
 import os
 import shutil
 import socket
@@ -14,11 +15,13 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from gateway.config import ConfigError, Settings, load_settings
-from gateway.server import bind, run, serve, uvicorn_config
+from gateway.config import CONFIG_ENV_VAR, ConfigError, Settings, load_settings
+from gateway.server import address, bind, run, serve, uvicorn_config
 from gateway.telemetry.logs import configure_logging
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "port_number"]
+
+log = logging.getLogger("gateway.server")
 
 # prometheus-client's multiprocess mode: the directory each worker writes its metrics to, read by the
 # library from the environment only.
@@ -28,6 +31,7 @@ _METRICS_DIR_VAR = "PROMETHEUS_MULTIPROC_DIR"
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("serve", help="run the gateway")
     p.add_argument("--config", type=Path, help="YAML configuration (default: $GATEWAY_CONFIG)")
+    p.add_argument("--port", type=port_number, help="listen on this port instead of server.port")
     p.add_argument(
         "--workers",
         type=int,
@@ -37,26 +41,61 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=_serve)
 
 
+def port_number(text: str) -> int:
+    """--port: 0 (any free port, logged once bound) to 65535."""
+    if not (text.isascii() and text.isdigit()) or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"a port number from 0 to 65535, not {text[:20]!r}")
+    return int(text)
+
+
 def _serve(args: argparse.Namespace) -> int:
     from gateway.app import create_app
 
     settings = load_settings(args.config)
+    if args.port is not None:
+        settings = settings.model_copy(
+            update={"server": settings.server.model_copy(update={"port": args.port})}
+        )
     configure_logging(settings.server.log_level)
     if args.workers > 1:
         return _serve_workers(args, settings)
+    # Bound before the app is built, so a busy port is reported before anything else starts.
+    sockets = _sockets(settings)
     app = create_app(settings)
-    sockets = [bind(settings.server.host, settings.server.port), *_operator_socket(settings)]
     if len(sockets) > 1:
         app.edge.operator_ports.add(sockets[1].getsockname()[1])
+    _log_start(args.config, sockets)
     run(serve([(app, sockets)], settings.server.log_level), settings.server.loop)
     return 0
 
 
-def _operator_socket(settings: Settings) -> list[socket.socket]:
-    """The operator listener (edge.operator_port): /healthz, /readyz and /metrics, reachable when the
-    main listener is at its connection cap."""
-    edge = settings.edge
-    return [] if edge.operator_port is None else [bind(edge.operator_host, edge.operator_port)]
+def _sockets(settings: Settings) -> list[socket.socket]:
+    """The main listener, then the operator listener (edge.operator_port) when one is set: /healthz,
+    /readyz and /metrics, reachable when the main listener is at its connection cap."""
+    server, edge = settings.server, settings.edge
+    sockets = [bind(server.host, server.port, hint="choose another port with --port or server.port")]
+    if edge.operator_port is not None:
+        hint = "choose another port with edge.operator_port"
+        sockets.append(bind(edge.operator_host, edge.operator_port, hint=hint))
+    return sockets
+
+
+def _log_start(config: Path | None, sockets: list[socket.socket]) -> None:
+    """Where the configuration came from and where the gateway listens: the first lines a newcomer reads,
+    and the ones that tell an operator which file and which port a running gateway has."""
+    source = config if config is not None else Path(os.environ[CONFIG_ENV_VAR])
+    log.info(
+        "configuration read from %s", source.resolve(), extra={"fields": {"config": str(source.resolve())}}
+    )
+    for listener, sock in zip(("main", "operator"), sockets, strict=False):
+        host, port = sock.getsockname()[:2]
+        url = f"http://{address(host, port)}"
+        log.info(
+            "listening on %s (%s listener)",
+            url,
+            listener,
+            extra={"fields": {"url": url, "listener": listener}},
+        )
 
 
 def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
@@ -90,7 +129,8 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
         workers=args.workers,
     )
     # Bound here and handed to every worker, the operator listener's too (uvicorn.run binds only one).
-    sockets = [bind(settings.server.host, settings.server.port), *_operator_socket(settings)]
+    sockets = _sockets(settings)
+    _log_start(args.config, sockets)
     try:
         with _workers_environment(metrics_dir):
             Multiprocess(config, sockets=sockets).run()

@@ -18,7 +18,12 @@ from gateway.usage.query import GROUPS, KINDS, UsageQuery, parse_since, summariz
 from gateway.usage.settings import UsageSettings, engine_url
 from gateway.usage.store import UsageStore
 
-__all__ = ["database_url", "register"]
+__all__ = ["existing", "ledger_url", "register"]
+
+_URL_VAR = "GATEWAY_USAGE__URL"
+# The name a group's row has when its column is empty: a request refused before any backend was tried
+# (a permission, a limit, a bad body) has no backend; a principal without a tier, no tier.
+_NO_NAME = {"backend": "(none: rejected before a backend)", "tier": "(no tier)"}
 
 
 def register(sub: Any) -> None:
@@ -46,27 +51,18 @@ def _limit(text: str) -> int:
     return int(text)
 
 
-def database_url(url: str | None, config: Path | None) -> URL:
-    """The usage database's URL: ``url`` when given, else ``usage.url`` of ``config`` (or
-    $GATEWAY_CONFIG), else $GATEWAY_USAGE__URL, else the default ``sqlite:///usage.db``."""
-    if url is not None:
-        try:
-            return engine_url(url)
-        except ValueError as exc:
-            raise ConfigError(f"--url: {exc}") from None
-    if config is None and not os.environ.get(CONFIG_ENV_VAR):
-        # No configuration to read: the ledger's own settings (GATEWAY_USAGE__URL, else ./usage.db).
-        return engine_url(os.environ.get("GATEWAY_USAGE__URL") or UsageSettings().url.get_secret_value())
-    return engine_url(load_settings(config).usage.url.get_secret_value())
-
-
 def _usage(args: argparse.Namespace) -> int:
     try:
         since = parse_since(args.since)
     except ValueError as exc:
         print(f"gateway: --{exc}", file=sys.stderr)
         return 2
-    store = UsageStore(database_url(args.url, args.config))
+    url, source = ledger_url(args)
+    found = existing(url, source)
+    if found is None:
+        return 1
+    store = UsageStore(found)
+    print(f"gateway: usage ledger {store.where} ({source})", file=sys.stderr)
     try:
         query = UsageQuery(
             since=since, by=args.by, principal=args.key, principal_kind=args.kind, limit=args.limit
@@ -88,6 +84,48 @@ def _usage(args: argparse.Namespace) -> int:
     return 0
 
 
+def ledger_url(args: argparse.Namespace) -> tuple[URL, str]:
+    """The usage database's URL from ``args.url`` or ``args.config``, and where it came from in words."""
+    if args.url is not None:
+        try:
+            return engine_url(args.url), "from --url"
+        except ValueError as exc:
+            raise ConfigError(f"--url: {exc}") from None
+    from_environment = os.environ.get(_URL_VAR)
+    default = f"the default, {UsageSettings().url.get_secret_value()} in the working directory"
+    if args.config is None and not os.environ.get(CONFIG_ENV_VAR):
+        # No configuration to read: the ledger's own settings (GATEWAY_USAGE__URL, else ./usage.db).
+        if from_environment:
+            return engine_url(from_environment), f"from ${_URL_VAR}"
+        return engine_url(UsageSettings().url.get_secret_value()), f"{default}, as no --config was given"
+    config = args.config if args.config is not None else Path(os.environ[CONFIG_ENV_VAR])
+    usage = load_settings(args.config).usage
+    url = engine_url(usage.url.get_secret_value())
+    # The environment overrides the file, as it does for the gateway itself.
+    if from_environment:
+        return url, f"from ${_URL_VAR}"
+    if "url" not in usage.model_fields_set:
+        return url, f"{default}, as {config} sets no usage.url"
+    return url, f"usage.url of {config}"
+
+
+def existing(url: URL, source: str) -> URL | None:
+    """``url``, a SQLite file's path made absolute; None, said on stderr, when that file does not exist:
+    opening it would create an empty ledger, and an empty table would look like no traffic."""
+    if url.get_backend_name() != "sqlite":
+        return url
+    # The database as a path of its own, so the message names the file wherever the command runs.
+    path = Path(url.database or "").resolve()
+    if not path.is_file():
+        print(
+            f"gateway: no usage ledger at {path} ({source}); pass --config with the gateway's "
+            "configuration file, or --url",
+            file=sys.stderr,
+        )
+        return None
+    return url.set(database=str(path))
+
+
 def _columns(by: str) -> list[str]:
     return [
         by,
@@ -104,13 +142,21 @@ def _columns(by: str) -> list[str]:
     ]
 
 
+def _named(rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
+    """The rows with a name for the group a column leaves empty (JSON keeps null): a row without a name
+    reads as a broken one."""
+    name = _NO_NAME.get(by, "(none)")
+    return [{**row, by: name} if row[by] is None else row for row in rows]
+
+
 def _csv(rows: list[dict[str, Any]], by: str) -> None:
     writer = csv.DictWriter(sys.stdout, fieldnames=_columns(by), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(_named(rows, by))
 
 
 def _table(rows: list[dict[str, Any]], by: str) -> None:
+    rows = _named(rows, by)
     columns = _columns(by)
     cells = [[_cell(row[c]) for c in columns] for row in rows]
     widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]

@@ -31,7 +31,7 @@ from typing import Protocol
 
 from gateway.errors import GatewayError
 from gateway.limits.principal import Principal
-from gateway.limits.settings import LimitSettings, StateSettings
+from gateway.limits.settings import DEFAULT_RETRY_HINT_MAX_SECONDS, LimitSettings, StateSettings
 from gateway.limits.store import StateStore, StoreUnavailable, TokenGrant, Window
 from gateway.limits.tokens import Budget
 from gateway.record import RequestRecord
@@ -46,9 +46,12 @@ class RateLimited(GatewayError):
     code = "rate_limit_exceeded"
 
     def __init__(self, message: str, *, type_: str, code: str, retry_after: float, limit: str) -> None:
-        super().__init__(message, code=code, headers={"retry-after": str(max(1, math.ceil(retry_after)))})
+        self.retry_after = max(1, math.ceil(retry_after))  # whole seconds, as Retry-After says them
+        super().__init__(message, code=code, headers={"retry-after": str(self.retry_after)})
         self.type = type_
         self.limit = limit
+        # False when no wait makes room (a request larger than the limit itself).
+        self.retryable = True
 
 
 class LimiterUnavailable(GatewayError):
@@ -107,8 +110,10 @@ class Limiter:
         *,
         on_reject: Callable[[Principal, str], None] = lambda principal, limit: None,
         on_store_error: Callable[[str], None] = lambda op: None,
+        retry_hint_max_seconds: float = DEFAULT_RETRY_HINT_MAX_SECONDS,
     ) -> None:
         self._defaults = defaults
+        self._retry_hint_max = retry_hint_max_seconds
         self._state = state
         self._store = store
         self._on_reject = on_reject
@@ -138,6 +143,9 @@ class Limiter:
             return await self._admit(principal, limits, self._who(principal), cost)
         except StoreUnavailable as exc:
             return self._store_failed(exc)
+        except RateLimited as exc:
+            self._advise(exc)
+            raise
 
     async def admit_request(self, principal: Principal) -> Admission:
         """Count a request to a route that is not proxied (the model list, the dry run, usage) against
@@ -151,7 +159,17 @@ class Limiter:
             headers = await self._count(principal, limits, self._who(principal))
         except StoreUnavailable as exc:
             return self._store_failed(exc)
+        except RateLimited as exc:
+            self._advise(exc)
+            raise
         return Admission(headers=tuple(headers))
+
+    def _advise(self, error: RateLimited) -> None:
+        """``x-should-retry``, which OpenAI's and Anthropic's SDKs obey over their own retry rules: a wait
+        up to ``limits.retry_hint_max_seconds`` is theirs to sit out, a longer one the application's to
+        decide (LimitsSection)."""
+        retry = error.retryable and error.retry_after <= self._retry_hint_max
+        error.headers["x-should-retry"] = "true" if retry else "false"
 
     def _store_failed(self, exc: StoreUnavailable) -> Admission:
         self._unavailable("admit", exc)
@@ -263,11 +281,13 @@ class Limiter:
                 f"Request too large for tokens per minute: limit {budget.limit}, and {asked}. "
                 "Lower max_tokens or shorten the prompt."
             )
-        else:
-            message = (
-                f"Rate limit reached for tokens per minute: limit {budget.limit}, {window.remaining} left, "
-                f"and {asked}. Please try again in {reset_header(window.reset_after)}."
-            )
+            error = _limited(message, "tokens", window, headers, "tokens")
+            error.retryable = False
+            return error
+        message = (
+            f"Rate limit reached for tokens per minute: limit {budget.limit}, {window.remaining} left, "
+            f"and {asked}. Please try again in {reset_header(window.reset_after)}."
+        )
         return _limited(message, "tokens", window, headers, "tokens")
 
     async def _renew(self, key: str, lease: str) -> None:

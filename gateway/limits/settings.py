@@ -6,11 +6,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-__all__ = ["DEFAULT_MAX_TOKENS", "LimitSettings", "StateSettings"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_RETRY_HINT_MAX_SECONDS",
+    "LimitSettings",
+    "LimitsSection",
+    "StateSettings",
+]
 
 # Completion tokens reserved per sequence for a request that sets no max_tokens, unless
 # limits.default_max_tokens says otherwise.
 DEFAULT_MAX_TOKENS = 4096
+# Seconds: the longest wait a 429 tells clients to sit out themselves, unless limits.retry_hint_max_seconds
+# says otherwise (LimitsSection).
+DEFAULT_RETRY_HINT_MAX_SECONDS = 5.0
 # The fields that limit anything: default_max_tokens only sizes the token reservations they make.
 _LIMITS = ("requests_per_minute", "tokens_per_minute", "concurrent_requests", "daily_tokens")
 
@@ -35,7 +44,8 @@ class LimitSettings(BaseModel):
     def merged(self, override: LimitSettings | None) -> LimitSettings:
         if override is None:
             return self
-        return LimitSettings.model_validate({**self.model_dump(), **override.model_dump(exclude_none=True)})
+        # Its own class: the limits: section's merged with a key's keeps the section's own fields.
+        return type(self).model_validate({**self.model_dump(), **override.model_dump(exclude_none=True)})
 
     @property
     def any(self) -> bool:
@@ -46,6 +56,19 @@ class LimitSettings(BaseModel):
     @property
     def reserved_max_tokens(self) -> int:
         return self.default_max_tokens if self.default_max_tokens is not None else DEFAULT_MAX_TOKENS
+
+
+class LimitsSection(LimitSettings):
+    """The ``limits:`` section: the limits every principal starts from (None: no limit; its tier's and
+    then its key's override them one by one), and what a 429 advises about retrying, which is the
+    gateway's alone: tiers and keys have no such field."""
+
+    # Seconds. A 429 whose Retry-After is longer than this says `x-should-retry: false`, shorter says true.
+    # OpenAI's and Anthropic's SDKs obey that header; without it they sleep for Retry-After (up to two
+    # minutes) and retry, twice by default, so a limit that resets in a minute hangs the caller for two
+    # without a word. With false they raise RateLimitError at once and the application decides (a bot says
+    # "slow down"); a short wait is still retried by the SDK. 0: never advise a retry.
+    retry_hint_max_seconds: float = Field(DEFAULT_RETRY_HINT_MAX_SECONDS, ge=0, le=3600)
 
 
 class StateSettings(BaseModel):

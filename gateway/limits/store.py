@@ -187,7 +187,6 @@ class StateStore:
         timeout: float,
         tokens: MemoryTokens | RedisTokens | None = None,
     ) -> None:
-        self._storage = storage
         self._moving = MovingWindowRateLimiter(storage)
         self._leases = leases
         self._tokens = tokens if tokens is not None else MemoryTokens()

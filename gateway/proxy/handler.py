@@ -239,7 +239,7 @@ class ProxyHandler:
                             )
                             handed_over = True  # from here on the stream's end releases the slot
                             state.breaker.success()
-                            return _with_why(response, backend, decision, fallbacks, record)
+                            return _with_why(response, backend, decision, fallbacks)
                     else:
                         outcome = await attempt.unary()
                 except BaseException:
@@ -263,11 +263,11 @@ class ProxyHandler:
         if outcome.outcome != "ok":
             record.outcome = outcome.outcome
         if outcome.error is not None:
-            outcome.error.headers.update(_why(backend, decision, fallbacks, record))
+            outcome.error.headers.update(_why(backend, decision, fallbacks))
             raise outcome.error
         assert outcome.response is not None
         record.ttfb = self._clock() - record.started
-        return _with_why(outcome.response, backend, decision, fallbacks, record)
+        return _with_why(outcome.response, backend, decision, fallbacks)
 
     def _attempt(
         self,
@@ -337,17 +337,12 @@ def _with_why(
     backend: BackendSettings,
     decision: Decision,
     fallbacks: list[str],
-    record: RequestRecord,
 ) -> Response:
-    response.raw_headers += [
-        (k.encode(), v.encode()) for k, v in _why(backend, decision, fallbacks, record).items()
-    ]
+    response.raw_headers += [(k.encode(), v.encode()) for k, v in _why(backend, decision, fallbacks).items()]
     return response
 
 
-def _why(
-    backend: BackendSettings, decision: Decision, fallbacks: list[str], record: RequestRecord
-) -> dict[str, str]:
+def _why(backend: BackendSettings, decision: Decision, fallbacks: list[str]) -> dict[str, str]:
     headers = {BACKEND_HEADER: backend.name, ROUTE_HEADER: ",".join(decision.reasons)}
     if fallbacks:
         headers[FALLBACK_HEADER] = ",".join(fallbacks)

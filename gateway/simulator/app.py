@@ -157,7 +157,7 @@ class _Simulator:
         ids = Ids(chat=chat, model=self.model, dialect=dialect)
         self.state.started += 1
         if payload.get("stream") is True:
-            return await self._stream(request, plan, fault, ids, include_usage, chat)
+            return await self._stream(plan, fault, ids, include_usage, chat)
         try:
             return await cancel_on_disconnect(request.receive, self._unary(plan, fault, ids, chat))
         except ClientDisconnected:
@@ -185,9 +185,7 @@ class _Simulator:
         body = ids.writer.body(plan) if ids.writer is not None else ids.full(plan, chat)
         return Response(orjson.dumps(body), media_type="application/json")
 
-    async def _stream(
-        self, request: Request, plan: Plan, fault: Fault, ids: Ids, include_usage: bool, chat: bool
-    ) -> Response:
+    async def _stream(self, plan: Plan, fault: Fault, ids: Ids, include_usage: bool, chat: bool) -> Response:
         if fault.status is not None:
             if fault.delay:
                 await asyncio.sleep(fault.delay)
