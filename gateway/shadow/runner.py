@@ -143,7 +143,8 @@ class ShadowRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         if self._writer is not None:
-            await asyncio.to_thread(self._writer.shutdown)
+            # A write still running ends at the store's own timeouts; shutdown does not wait for it.
+            self._writer.shutdown(wait=False, cancel_futures=True)
         if self._store is not None:
             self._store.dispose()
 
