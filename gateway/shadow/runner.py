@@ -110,11 +110,9 @@ class ShadowRunner:
             self.metrics.skip("shadow", why)
             return
         sample.request_id = record.request_id
-        sample.principal, sample.principal_kind, sample.tier = (
-            record.principal,
-            record.principal_kind,
-            record.tier,
-        )
+        sample.principal = record.principal
+        sample.principal_kind = record.principal_kind
+        sample.tier = record.tier
         sample.answer = record.answer or ""
         usage = record.usage
         sample.prompt_tokens = usage.prompt_tokens if usage is not None else 0
