@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.routing import BackendView, RouteInput, decide, extract_features
-from gateway.routing.scorer.linear import DEFAULT_MODEL
-from gateway.routing.scorer.load import load_model
+from gateway.routing.scorer.load import DEFAULT_MODEL, load_model
 from gateway.routing.settings import RoutingSettings
 
 DATA = Path(__file__).resolve().parent / "data" / "routing_eval.jsonl"

@@ -30,13 +30,13 @@ from gateway.auth.tokens import JWTVerifier
 from gateway.backends.health import probe_forever
 from gateway.backends.state import BackendPool, SharedCount
 from gateway.config import ConfigError, Settings, load_settings
+from gateway.errors import ModelError
 from gateway.limits.limiter import Limiter
 from gateway.limits.store import build_store
 from gateway.proxy.handler import ProxyHandler
 from gateway.record import RequestRecord
-from gateway.routing.scorer.embedding import SecondStage, second_stage_for
-from gateway.routing.scorer.linear import ModelError, ScorerModel
 from gateway.routing.scorer.load import scorer_for
+from gateway.routing.scorer.model import ScorerModel
 from gateway.server import serving_collections
 from gateway.shadow.metrics import ShadowMetrics
 from gateway.shadow.runner import ShadowRunner
@@ -63,18 +63,13 @@ def create_worker_app(config: Path | None, multiprocess_dir: str) -> GatewayApp:
     return create_app(settings, multiprocess_dir=multiprocess_dir, gc_clock=True)
 
 
-def routing_models(settings: Settings) -> tuple[ScorerModel | None, SecondStage | None]:
-    """The difficulty scorer and the embedding second stage that ``routing.scorer`` names, loaded now;
-    a missing or unusable model file is a ConfigError naming the setting (the app and ``gateway route``)."""
+def routing_model(settings: Settings) -> ScorerModel | None:
+    """The difficulty scorer ``routing.scorer`` names, loaded now; a missing or unusable model file is a
+    ConfigError naming the setting (the app and ``gateway route``)."""
     try:
-        scorer = scorer_for(settings.routing.scorer)
+        return scorer_for(settings.routing.scorer)
     except ModelError as exc:
         raise ConfigError(f"routing.scorer.model: {exc}") from None
-    try:
-        second_stage = second_stage_for(settings.routing.scorer.second_stage)
-    except ModelError as exc:
-        raise ConfigError(f"routing.scorer.second_stage: {exc}") from None
-    return scorer, second_stage
 
 
 def create_app(
@@ -92,7 +87,7 @@ def create_app(
     ``gateway serve --workers`` worker, which uvicorn starts without going through ``server.serve``.
     """
     # Before any client is made: a bad model stops start-up with nothing to clean up.
-    scorer, second_stage = routing_models(settings)
+    scorer = routing_model(settings)
     registry = registry or CollectorRegistry()
     metrics = Metrics(
         registry,
@@ -149,7 +144,6 @@ def create_app(
         pool,
         limiter,
         scorer=scorer,
-        second_stage=second_stage,
         shadow=shadow.sampler if shadow is not None else None,
     )
     state = GatewayState(

@@ -53,9 +53,9 @@ def test_every_exception_the_package_defines_is_in_the_tree():
 
 def test_the_old_names_still_import_and_keep_their_bases():
     from gateway.config import ConfigError as FromConfig
+    from gateway.errors import ModelError
     from gateway.limits.store import StoreUnavailable
     from gateway.relay import ClientDisconnected
-    from gateway.routing.scorer.linear import ModelError
     from gateway.upstream import UpstreamConnectError, UpstreamError
     from gateway_training.data import DataError as FromData
 

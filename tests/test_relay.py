@@ -39,7 +39,7 @@ def app_with(parts: list[bytes]):
 
 async def relay(parts: list[bytes], include_usage: bool) -> tuple[httpx.Response, CollectorRegistry]:
     app, registry = app_with(parts)
-    body = {"model": "auto", "messages": [{"role": "user", "content": "x"}], "stream": True}
+    body = {"model": "auto", "messages": [{"role": "user", "content": "hello!"}], "stream": True}
     if include_usage:
         body["stream_options"] = {"include_usage": True}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://gw") as client:

@@ -1,7 +1,8 @@
 """The difficulty scorer: features, model files, the shipped model's verdicts, settings.
 
-Accuracy figures live in the bench (bench/router_loso.py, bench/routing_eval.py); these tests check
-behaviour: determinism, the prompts the routing design names, context, errors and settings.
+Accuracy figures live in the model card and the benches (gateway router train, bench/routing_ablation.py,
+bench/routing_eval.py); these tests check behaviour: determinism, explanations, the prompts the routing
+design names, context, the feature set's name, model files, errors and settings.
 """
 
 from __future__ import annotations
@@ -11,34 +12,22 @@ import json
 import math
 import random
 import re
+from array import array
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
+from gateway.errors import ModelError
 from gateway.routing import BackendView, RouteInput, decide, extract_features
 from gateway.routing.scorer import lexicons
 from gateway.routing.scorer import text as text_module
-from gateway.routing.scorer.blocks import (
-    TABLES,
-    damping,
-    request_features,
-    split_blocks,
-    split_features,
-    table_of,
-)
-from gateway.routing.scorer.linear import (
-    FORMAT,
-    FORMAT_HEADS,
-    MEANING_PRIOR,
-    Head,
-    ModelError,
-    ScorerModel,
-)
-from gateway.routing.scorer.load import load_model, parse_model
+from gateway.routing.scorer.load import FORMAT, dump_model, load_model, parse_model
+from gateway.routing.scorer.model import ScorerModel
 from gateway.routing.scorer.settings import ScorerSettings
-from gateway.routing.scorer.text import HEAD_CHARS, TAIL_CHARS, featurize, featurize_blocks, split_payload
+from gateway.routing.scorer.text import HEAD_CHARS, TAIL_CHARS, featurize, split_payload
+from gateway.routing.scorer.vector import BITS, FEATURE_SET, vectorize
 from gateway.routing.settings import RoutingSettings, RuleConditions
 
 D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4)
@@ -221,83 +210,85 @@ def test_scoring_is_deterministic_and_explained(model: ScorerModel) -> None:
     first = model.score(text, explain=5)
     assert first == model.score(text, explain=5)
     assert 0.0 <= first.score <= 1.0
-    # Nothing before the turn: the context adds the weight of "no context", on the decisive logit (with
-    # several heads, the leading hard head's less the leading easy head's).
-    weights = list(zip(model.weights_of("c:none"), model.heads, strict=True))
-    hard = [w for w, h in weights if h.hard]
-    easy = [w for w, h in weights if not h.hard] or [0.0]
-    assert any(first.context == pytest.approx(a - b) for a in hard for b in easy)
+    assert first.context == 0.0  # nothing before the turn
     assert len(first.top) == 5
-    weights = [abs(c.weight) for c in first.top]
-    assert weights == sorted(weights, reverse=True)  # the features that pushed it most, first
-    features = request_features(text, "")
-    # A feature of the request, or the meaning of its words (one contribution per block, "m:w:").
-    assert all(c.feature in features or c.feature in ("m:w:", "m:p:") for c in first.top)
     assert model.score(text).top == ()  # explanations cost nothing unless asked for
+    # Each names what it stands for: a word or word pair of the turn, or a shape feature.
+    assert all(c.feature.startswith(('"', "pasted ", "shape ")) for c in first.top), first.top
+    assert any(c.feature == '"ball"' for c in model.score(text, explain=50).top)
 
 
-def test_meaning_weights_add_the_mean_of_their_block() -> None:
-    """A block adds the mean of its words' meaning weights (shrunk by MEANING_PRIOR words of weight 0),
-    not their sum: a long turn of mild words is not pushed further than a short one, and one word alone
-    does not decide; the context's block counts as context."""
-    model = ScorerModel(
-        {"w:x": 0.5}, 0.0, 0.5, meaning={"w:": {"fix": 1.0, "bug": 3.0, "hi": -2.0}, "c:w:": {"proof": 4.0}}
+def test_explanations_rank_by_size_whatever_the_sign(model: ScorerModel) -> None:
+    """A chat turn's strongest features push towards easy: they come first, not the weak positive ones."""
+    top = model.score("hi!! thanks so much, you made my day 😊 have a lovely evening", explain=8).top
+    sizes = [abs(c.weight) for c in top]
+    assert sizes == sorted(sizes, reverse=True)
+    assert top[0].weight < 0 and any(c.weight > 0 for c in model.score("prove it", explain=8).top)
+
+
+def test_no_always_present_bucket_is_explained(model: ScorerModel) -> None:
+    """A shape group every request has one bucket of (its length, its number of questions...) has its
+    common bucket folded into the bias: that bucket weighs 0 and is never named."""
+    turns = ["hi", "What is the capital of France?", "Write a limerick about a cat.", "ok thanks"]
+    named = {c.feature for t in turns for c in model.score(t, explain=40).top}
+    for group in ("s:code_terms", "s:math_terms", "s:social_terms", "s:questions", "s:sentences"):
+        zero = f"shape {group.replace(':', ' ', 1)}=0"
+        assert zero not in named
+    folded = [name for name, weight in model.shape.items() if weight == 0.0]
+    assert "s:code_terms=0" in folded and "s:math_terms=0" in folded
+
+
+def test_the_context_is_scored_apart_and_reported(model: ScorerModel) -> None:
+    hard = "Prove that every bounded monotone sequence of real numbers converges."
+    follow_up = "and the converse?"
+    plain = model.score(follow_up)
+    after = model.score(follow_up, earlier=hard)
+    assert after.context > 0 and after.score > plain.score
+    top = model.score(follow_up, earlier=hard, explain=10).top
+    assert any(c.feature == "earlier turns" for c in top)
+
+
+# The feature set's fingerprint: the features of fixed texts, hashed. Changing what vector.py, text.py or
+# lexicons.py compute changes it; a model trained before would then read other features than it was
+# trained on, so the change needs a new FEATURE_SET (and a retrained model) and a new line here.
+FINGERPRINTS = {"ngram-shape/1": "0982e1709e00fe0ae87a4bd6bf404716357460ffcc5169c02c1270f7d1318489"}
+_PROBES = [
+    ("Alice swaps with Bob, then Claire swaps with Alice. Who holds the red ball? 3 km/h, 9:40", "", ""),
+    (
+        "summarise this:\n\n" + "Der Rat hat am Dienstag beschlossen, die Straßenbahn zu verlängern. " * 30,
+        "",
+        "",
+    ),
+    ("一个水池有两个进水管，甲管单独注满需要6小时。", "You are a friendly bot.", "hi there\nthanks!"),  # noqa: RUF001
+    ("def f(x):\n    return x ** 2  # why is this slow?", "", "sort a list in O(n log n)"),
+]
+
+
+def fingerprint() -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for newest, system, earlier in _PROBES:
+        v = vectorize(newest, system, earlier)
+        for part in v.parts():
+            digest.update(repr(sorted((b, round(x, 9)) for b, x in part.items())).encode())
+        digest.update(repr(sorted(v.shape)).encode())
+    return digest.hexdigest()
+
+
+def test_the_feature_set_has_a_new_name_whenever_the_features_change() -> None:
+    assert fingerprint() == FINGERPRINTS[FEATURE_SET], (
+        "the scorer's features changed: give FEATURE_SET in gateway/routing/scorer/vector.py a new name, "
+        f"retrain the shipped model, and add the new fingerprint {fingerprint()} here"
     )
-    k = MEANING_PRIOR  # words of weight 0 that every block counts besides its own
-    assert model.logit(request_features("fix bug", "")) == pytest.approx((1.0 + 3.0) / (2 + k))
-    assert model.logit(request_features("fix bug x", "")) == pytest.approx(0.5 + (1.0 + 3.0) / (2 + k))
-    assert model.logit(request_features("fix bug hi", "")) == pytest.approx((1.0 + 3.0 - 2.0) / (3 + k))
-    assert model.logit(request_features("nothing known", "")) == 0.0
-    explained = model.score("fix bug", "a proof please", explain=3)
-    assert {c.feature: c.weight for c in explained.top} == {"m:w:": 4.0 / (2 + k), "m:c:w:": 4.0 / (1 + k)}
-    assert explained.context == 4.0 / (1 + k)
-    assert {c.as_dict()["feature"] for c in explained.top} == {
-        "meaning of the words",
-        "context: meaning of the words",
-    }
 
 
-def test_the_blocks_of_a_request_are_its_features_by_table() -> None:
-    """The scorer reads a request block by block (each weight table against its own block); training
-    reads the same features as one set: the two agree on any text, and no feature is in two blocks."""
-    rng = random.Random(7)
-    vocabulary = "Prove that 7 apples cost $3 each? hi :) lol the bot said\n\nSummarise this: a b".split(" ")
-    for _ in range(200):
-        newest = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 60)))
-        if rng.random() < 0.3:
-            newest = "Summarise this:\n\n" + newest * 8
-        context = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 30)))
-        blocks = split_features(newest, context)
-        assert set(blocks) == set(TABLES)
-        assert all(table_of(f) == name for name, block in blocks.items() for f in block)
-        assert split_blocks(request_features(newest, context)) == blocks
-        assert featurize_blocks(newest).union() == featurize(newest)
-
-
-def test_a_long_texts_word_blocks_are_damped() -> None:
-    """Beyond ``damping`` distinct words in a block, the block's sum is multiplied by sqrt(damping /
-    size), and so is each of its features in an explanation; the shape and the meaning blocks are not."""
-    assert damping(3, 4.0) == 1.0 and damping(4, 4.0) == 1.0 and damping(16, 4.0) == pytest.approx(0.5)
-    assert damping(100, None) == 1.0 and damping(100, 0) == 1.0
-    weights = {"w:fix": 1.0, "w:bug": 2.0, "b:fix bug": 0.5, "s:len=<40": 0.25, "c:w:proof": 4.0}
-    plain = ScorerModel(weights, 0.0, 0.5)
-    damped = ScorerModel(weights, 0.0, 0.5, damping=2.0)
-    text = "fix bug now please"  # 4 words, 3 pairs
-    undamped = 1.0 + 2.0 + 0.5 + 0.25
-    assert plain.logit(request_features(text, "")) == pytest.approx(undamped)
-    expected = (1.0 + 2.0) * math.sqrt(2 / 4) + 0.5 * math.sqrt(2 / 3) + 0.25
-    assert damped.logit(request_features(text, "")) == pytest.approx(expected)
-    assert damped.logit(request_features("fix bug", "")) == pytest.approx(undamped)  # 2 words, 1 pair
-    meaning = ScorerModel(weights, 0.0, 0.5, meaning={"w:": {"fix": 3.0}}, damping=2.0)
-    mean = 3.0 / (1 + MEANING_PRIOR)  # a mean already: not damped
-    assert meaning.logit(request_features(text, "")) == pytest.approx(expected + mean)
-    context = "a proof of it"  # the context's 4 words: its block damped apart
-    got = damped.score(text, context, explain=2)
-    assert got.context == pytest.approx(4.0 * math.sqrt(2 / 4))
-    assert got.score == pytest.approx(1 / (1 + math.exp(-(expected + got.context))))
-    assert {c.feature: c.weight for c in got.top} == pytest.approx(
-        {"c:w:proof": 4.0 * math.sqrt(2 / 4), "w:bug": 2.0 * math.sqrt(2 / 4)}
-    )
+def test_a_model_of_another_feature_set_is_refused_at_load(tmp_path: Path, model: ScorerModel) -> None:
+    other = ScorerModel(model.weights, model.shape, model.bias, feature_set="ngram-shape/0")
+    path = tmp_path / "old.bin.gz"
+    path.write_bytes(dump_model(other))
+    with pytest.raises(ModelError, match=r"trained on features 'ngram-shape/0'.*retrain it"):
+        load_model(path)
 
 
 # ---- the shipped model on the prompts the routing design names ---------------------------------------------
@@ -349,25 +340,30 @@ def test_issue_15_prompts_route_as_they_should(model: ScorerModel, prompt: str, 
     assert any(r.startswith(f"{kind}:score=") for r in reasons), reasons
 
 
-@pytest.mark.parametrize("reply", ["yes", "ok", "sure", "thanks!", "hi", "x", "no way", "why?"])
+@pytest.mark.parametrize("reply", ["yes", "ok", "sure", "thanks!", "hi", "no way", "why?", "go ahead"])
 def test_a_one_word_reply_is_not_decided_by_its_word_alone(model: ScorerModel, reply: str) -> None:
-    """A word's meaning weight can be large (+-18); a block's mean counts MEANING_PRIOR words of weight
-    0 besides its own, so one word alone does not send a chat reply to the slow backend (before that,
-    "yes" scored 0.66 and "x" 0.99)."""
+    """A short reply has few features, each large once its block is scaled to unit length; the length
+    counts a few features more than the block has (vector._PRIOR), so one word alone does not send a
+    chat reply to the slow backend. (A lone "x" does go there: it names a variable as often as not.)"""
     backend, reasons = route(user(reply), model)
     assert backend == "diffusion", reasons
 
 
-def test_a_hard_task_in_the_system_prompt_counts(model: ScorerModel) -> None:
-    system = (
-        "You are a logic tutor. Alice, Bob and Claire each hold a ball: red, blue, green. Alice swaps "
-        "with Bob, then Claire swaps with Alice, then Bob swaps with Claire. Solve it with the student."
+def test_the_system_prompt_weighs_by_the_task_it_states(model: ScorerModel) -> None:
+    """A system prompt that states a hard task pushes towards the autoregressive backend and one that
+    states an easy task (translating) towards the diffusion one; the newest turn still decides most
+    (docs/scorer.md says how much)."""
+    sql = (
+        "You convert the user's request into a PostgreSQL query over tables orders(id, customer_id, "
+        "total, created_at) and customers(id, name, city). Reply with the query only."
     )
-    payload = {"messages": [{"role": "system", "content": system}, {"role": "user", "content": "go ahead"}]}
-    backend, reasons = route(payload, model)
-    assert backend == "autoregressive", reasons
-    assert model.score("go ahead").score < model.threshold  # alone, the turn is easy
-    assert extract_features(payload, "chat", model).difficulty.context > 0  # type: ignore[union-attr]
+    translate = "Translate everything the user writes into German. Do not answer it."
+    turn = "customers from lyon who spent more than 500 last year"
+    hard, easy = model.score(turn, system=sql), model.score(turn, system=translate)
+    assert hard.context > 0 > easy.context
+    assert hard.score > model.score(turn).score > easy.score
+    payload = {"messages": [{"role": "system", "content": sql}, {"role": "user", "content": turn}]}
+    assert extract_features(payload, "chat", model).difficulty.context == pytest.approx(hard.context)
 
 
 @pytest.mark.parametrize("turn", ["thanks Juno, you made my day", "good morning everyone!", "tell me a joke"])
@@ -437,118 +433,66 @@ def test_structural_rules_come_before_the_score(model: ScorerModel) -> None:
 # ---- model files ---------------------------------------------------------------------------------------
 
 
-_TWO_HEADS = [{"name": "maths", "hard": True}, {"name": "chat", "hard": False}]
-_COLUMNS = {"keys": "w:prove", "heads": ["3.0", "-3.0"]}
-
-
-def _model_bytes(**overrides: Any) -> bytes:
-    data: dict[str, Any] = {
-        "format": FORMAT,
-        "bias": -1.0,
-        "threshold": 0.5,
-        "context_weight": 0.9,
-        "meta": {},
-        "weights": {"w:prove": 3.0},
-    }
-    data.update(overrides)
-    return gzip.compress(json.dumps(data).encode())
+def _small_model(**kw: Any) -> ScorerModel:
+    """A model that knows one word: "prove" (its word feature, through the n-gram block)."""
+    weights = array("f", bytes(4 << BITS))
+    v = vectorize("prove")
+    for bucket, value in v.ngrams.items():
+        weights[bucket] = 4.0 / value / len(v.ngrams)
+    return ScorerModel(weights, {"s:payload": 1.0}, -1.0, **kw)
 
 
 def test_a_model_file_round_trips(tmp_path: Path) -> None:
-    model = parse_model(_model_bytes())
-    path = tmp_path / "m.json.gz"
-    model.save(path)
+    model = _small_model(calibration=(2.0, 0.5), threshold=0.4, meta={"trained": "today"})
+    path = tmp_path / "m.bin.gz"
+    path.write_bytes(dump_model(model))
     again = load_model(path)
-    assert again == model
+    assert again.threshold == 0.4 and again.calibration == (2.0, 0.5) and again.meta == {"trained": "today"}
+    assert again.shape == model.shape and again.bias == model.bias
+    for text in ("prove it", "hello", "prove that 2 + 2 = 4"):
+        assert again.score(text).score == pytest.approx(model.score(text).score, abs=1e-3)
     assert again.score("prove it").score > 0.5 > again.score("hello").score
-    model.save(tmp_path / "n.json.gz")
-    assert (tmp_path / "n.json.gz").read_bytes() == path.read_bytes()  # byte for byte
-    with_meaning = parse_model(_model_bytes(meaning={"w:": {"hello": -2.5}}))
-    with_meaning.save(path)
-    assert load_model(path) == with_meaning and with_meaning != model
-    assert with_meaning.score("hello").score < model.score("hello").score
-    damped = parse_model(_model_bytes(damping=2))
-    damped.save(path)
-    assert load_model(path) == damped and load_model(path).damping == 2.0 and damped != model
-    long = "prove it now for me please"
-    assert damped.score(long).score < model.score(long).score  # w:prove counts sqrt(2/6) of itself
+    assert dump_model(again) == path.read_bytes()  # the same model, the same bytes
 
 
-def test_a_model_of_several_heads_scores_the_hard_heads_share(tmp_path: Path) -> None:
-    """Each head is a logistic model of its group of categories; the score is the hard heads' share of
-    their probabilities, the decisive logit the leading hard head's less the leading easy head's, and a
-    format-2 file round-trips."""
-    heads = (Head("maths", True), Head("code", True), Head("chat", False))
-    model = ScorerModel(
-        {"w:prove": (2.0, -1.0, -2.0), "w:hello": (-1.0, -1.0, 3.0), "c:none": (0.5, 0.0, 0.25)},
-        (-1.0, -2.0, 0.0),
-        0.5,
-        meaning={"w:": {"prove": (1.0, 0.0, -1.0)}},
-        heads=heads,
-    )
+def test_the_calibration_maps_the_logit() -> None:
+    raw = _small_model()
+    scaled = _small_model(calibration=(0.5, -1.0))
+    v = vectorize("prove it")
+    logit = raw.logit_of(v)
+    assert raw.score("prove it").score == pytest.approx(1 / (1 + math.exp(-logit)))
+    assert scaled.score("prove it").score == pytest.approx(1 / (1 + math.exp(-(0.5 * logit - 1.0))))
 
-    def sigmoid(x: float) -> float:
-        return 1 / (1 + math.exp(-x))
 
-    k = MEANING_PRIOR
-    z = [-1.0 + 2.0 + 0.5 + 1.0 / (1 + k), -2.0 - 1.0 + 0.0, 0.0 - 2.0 + 0.25 - 1.0 / (1 + k)]
-    got = model.score("prove", explain=2)
-    p = [sigmoid(v) for v in z]
-    assert got.score == pytest.approx((p[0] + p[1]) / sum(p))
-    assert model.logit(request_features("prove", "")) == pytest.approx(z[0] - z[2])
-    assert got.context == pytest.approx(0.5 - 0.25)
-    assert got.top[0].feature == "w:prove" and got.top[0].weight == pytest.approx(2.0 - -2.0)
-    assert model.score("hello").score < 0.5 < got.score
-    path = tmp_path / "heads.json.gz"
-    model.save(path)
-    assert json.loads(gzip.decompress(path.read_bytes()))["format"] == FORMAT_HEADS
-    assert load_model(path) == model and load_model(path).heads == heads
+def _file(header: dict[str, Any] | None = None, body: bytes | None = None) -> bytes:
+    good = json.loads(gzip.decompress(dump_model(_small_model())).partition(b"\n")[0])
+    text = json.dumps({**good, **(header or {})}).encode()
+    return gzip.compress(text + b"\n" + (body if body is not None else bytes(2 << BITS)))
 
 
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        (b"not gzip, not json", "not a gzip'd JSON model file"),
-        (gzip.compress(b"{broken"), "not a gzip'd JSON model file"),
-        (_model_bytes(format="other/2"), "expected 'gateway-router/1'"),
-        (_model_bytes(weights={}), "holds no weights"),
-        (_model_bytes(weights={"w:x": "heavy"}), "malformed"),
-        (_model_bytes(weights={"w:x": float("nan")}), "not a finite number"),
-        (_model_bytes(weights={"w:x": 2e6}), "out of range"),
-        (_model_bytes(threshold=1.5), "out of range"),
-        (_model_bytes(bias=None), "malformed"),
-        (_model_bytes(meaning={"q:": {"a": 1.0}}), "malformed meaning weights"),
-        (_model_bytes(damping=0), "damping 0: a number of words"),
-        (_model_bytes(damping="many"), "damping 'many'"),
-        (_model_bytes(damping=True), "damping True"),
-        (_model_bytes(meaning={"w:": {"a": "much"}}), "malformed"),
-        (_model_bytes(meaning={"w:": {"a": float("inf")}}), "not a finite number"),
-        (_model_bytes(format=FORMAT_HEADS), "malformed heads"),
-        (_model_bytes(format=FORMAT_HEADS, heads=[{"name": "a", "hard": True}]), "an easy one"),
-        (_model_bytes(format=FORMAT_HEADS, heads=_TWO_HEADS), "malformed"),  # not in columns
-        (_model_bytes(format=FORMAT_HEADS, heads=_TWO_HEADS, weights=_COLUMNS), "1 weights for 2 heads"),
-        (
-            _model_bytes(
-                format=FORMAT_HEADS, heads=_TWO_HEADS, bias=[0, 0], weights=_COLUMNS | {"heads": ["1"]}
-            ),
-            "2 column",
-        ),
-        (
-            _model_bytes(
-                format=FORMAT_HEADS, heads=_TWO_HEADS, bias=[0, 0], weights=_COLUMNS | {"heads": ["1", "a"]}
-            ),
-            "malformed",
-        ),
+        (b"not gzip", "not a gzip'd model file"),
+        (gzip.compress(b"{broken\n"), "no readable header"),
+        (_file({"format": "gateway-router/2"}), f"expected '{FORMAT}'"),
+        (_file({"feature_set": "words/9"}), "trained on features 'words/9'"),
+        (_file(body=bytes(10)), "holds 5 weights"),
+        (_file({"threshold": 1.5}), "out of range"),
+        (_file({"bias": None}), "malformed"),
+        (_file({"calibration": [1.0]}), "malformed"),
+        (_file({"shape": {"s:x": "heavy"}}), "malformed"),
+        (_file({"scale": float("nan")}), "not a finite number"),
     ],
 )
 def test_a_bad_model_file_is_a_clear_error(raw: bytes, message: str) -> None:
-    with pytest.raises(ModelError, match=message):
+    with pytest.raises(ModelError, match=re.escape(message) if "'" in message else message):
         parse_model(raw, "routing model x")
 
 
 def test_a_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ModelError, match=r"cannot read routing model .*nope\.json\.gz"):
-        load_model(tmp_path / "nope.json.gz")
+    with pytest.raises(ModelError, match=r"cannot read routing model .*nope\.bin\.gz"):
+        load_model(tmp_path / "nope.bin.gz")
 
 
 # ---- settings ------------------------------------------------------------------------------------------
@@ -580,3 +524,16 @@ def test_rules_can_use_the_score(model: ScorerModel) -> None:
     unscored = extract_features(user("hello"), "chat")
     none = decide(RouteInput(model="auto", features=unscored), [D, A], policy)
     assert "rule:sure" not in none.reasons  # no score: a score condition does not hold
+
+
+def test_the_word_cache_is_bounded_and_skips_long_runs() -> None:
+    """The cache of each word's buckets holds short words only: a run of letters with no space (a clause
+    of Chinese, a hash) is hashed each time, so one request cannot make a cache entry as large as itself."""
+    from gateway.routing.scorer import vector
+
+    before = vector._cached.cache_info()
+    vectorize("a" * 3000)
+    assert vector._cached.cache_info().currsize == before.currsize
+    vectorize("zebrafish")
+    assert vector._cached.cache_info().currsize > before.currsize or before.currsize == before.maxsize
+    assert vector._cached.cache_info().maxsize == 1 << 14

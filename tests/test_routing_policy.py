@@ -10,7 +10,7 @@ import pytest
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied
 from gateway.routing import BackendView, RouteInput, decide, extract_features
 from gateway.routing.features import RequestFeatures, _has_code
-from gateway.routing.scorer.linear import Difficulty
+from gateway.routing.scorer.model import Difficulty
 from gateway.routing.settings import RoutingSettings
 
 D = BackendView(name="diffusion", kind="diffusion", model="dg", max_concurrency=4, expected_latency=0.9)

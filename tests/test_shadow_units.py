@@ -15,7 +15,7 @@ from gateway.backends.state import BackendPool
 from gateway.config import ConfigError, load_settings
 from gateway.record import RequestRecord
 from gateway.routing import Decision
-from gateway.routing.scorer.linear import Difficulty
+from gateway.routing.scorer.model import Difficulty
 from gateway.shadow.budget import Gate, TokenBudget
 from gateway.shadow.calls import Reply
 from gateway.shadow.judge import combine, judge_messages, parse

@@ -59,7 +59,6 @@ class GatewayState:
         and state-store clients, then the ledger (its queued rows written) and the tracer. At shutdown,
         once every request has finished; and by commands that build the app without serving it (``gateway
         check-config``)."""
-        self.proxy.close()  # the second stage's worker thread, when there is one
         if self.shadow is not None:  # before the upstream client: its workers use it
             await self.shadow.aclose()
         await self.upstream.aclose()

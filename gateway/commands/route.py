@@ -30,7 +30,7 @@ def _route(args: argparse.Namespace) -> int:
     import orjson
     from starlette.datastructures import Headers
 
-    from gateway.app import routing_models
+    from gateway.app import routing_model
     from gateway.auth.principal import Principal
     from gateway.backends.state import BackendPool
     from gateway.errors import GatewayError
@@ -40,14 +40,13 @@ def _route(args: argparse.Namespace) -> int:
         describe,
         dry_run_endpoint,
         plan_route,
-        second_stage_texts,
     )
     from gateway.routing import extract_features
 
     settings = load_settings(args.config)
     body = sys.stdin.buffer.read() if str(args.file) == "-" else args.file.read_bytes()
     headers = Headers({k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in args.header)})
-    scorer, stage = routing_models(settings)
+    scorer = routing_model(settings)
     try:
         endpoint = dry_run_endpoint(body, args.api, headers)
         parsed = parse_request(
@@ -60,7 +59,6 @@ def _route(args: argparse.Namespace) -> int:
         views = BackendPool(settings.backends, settings.routing.breaker).views()
         principal = Principal(name="cli", kind="anonymous")
         features = extract_features(parsed.view, parsed.endpoint, scorer, explain=EXPLAIN_FEATURES)
-        texts = second_stage_texts(stage, features, parsed, principal)
         decision, steps = plan_route(
             settings,
             views,
@@ -70,9 +68,6 @@ def _route(args: argparse.Namespace) -> int:
             scorer,
             explain=EXPLAIN_FEATURES,
             features=features,
-            # One request, no event loop to keep free: the second stage runs inline here.
-            embed=stage.probability(*texts) if stage is not None and texts is not None else None,
-            embed_threshold=stage.model.threshold if stage is not None else 0.5,
         )
     except GatewayError as exc:
         print(exc.body().decode(), file=sys.stderr)

@@ -10,12 +10,14 @@ one-line hint, not a traceback.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 from gateway.commands import router_shadow
-from gateway.routing.scorer.linear import DEFAULT_MODEL, ModelError
-from gateway.routing.scorer.load import load_model
+from gateway.errors import ModelError
+from gateway.routing.features import conversation
+from gateway.routing.scorer.load import DEFAULT_MODEL, dump_model, load_model
 
 __all__ = ["INSTALL", "add_parser"]
 
@@ -44,7 +46,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = actions.add_parser(
         "train",
         help="train a scorer model (needs the training package)",
-        description=f"Train a scorer model. Needs the training package: {INSTALL}.",
+        description=(
+            "Train a scorer model: the built-in corpora and your own labelled examples, evaluated with "
+            "groups held out, calibrated, and written with a model card. "
+            f"Needs the training package: {INSTALL}."
+        ),
     )
     p.add_argument(
         "--data",
@@ -52,36 +58,46 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="append",
         default=[],
         metavar="FILE.jsonl",
-        help='labelled examples: {"messages": [...], "label": "hard"|"easy"} per line; repeatable',
+        help='your labelled examples: {"messages": [...], "label": "hard"|"easy"} per line; repeatable',
     )
     p.add_argument("--no-builtin", action="store_true", help="train on the --data files only")
-    p.add_argument("--per-source", type=int, default=300, help="examples drawn per built-in source")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--c", type=float, default=None, help="inverse regularisation strength")
+    p.add_argument(
+        "--own-weight",
+        type=float,
+        default=3.0,
+        help="how much more one of your examples weighs than a built-in one (default 3)",
+    )
+    p.add_argument("--per-source", type=int, default=20, help="examples drawn per built-in generator")
+    p.add_argument(
+        "--eval-data",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="more real collections (*.jsonl.gz) to measure on, never trained on",
+    )
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--c", type=float, default=None, help="inverse regularisation strength (default 4)")
+    p.add_argument("--folds", type=int, default=8, help="groups are held out in this many folds (min 2)")
     p.add_argument(
         "--threshold",
         type=float,
         default=None,
-        help="store this threshold instead of choosing one by leave-one-source-out evaluation",
+        help="store this threshold instead of the one the held-out evaluation chooses",
     )
-    p.add_argument(
-        "--folds",
-        type=int,
-        default=12,
-        help="hold the sources out in this many groups to choose the threshold (0: one source at a time)",
-    )
-    p.add_argument("--out", type=Path, required=True, help="the model file to write (.json.gz)")
-    p.add_argument("--card", type=Path, help="also write a model card (Markdown): sources, licences, figures")
+    p.add_argument("--out", type=Path, required=True, help="the model file to write (.bin.gz)")
+    p.add_argument("--card", type=Path, help="also write a model card (Markdown): data, licences, figures")
+    router_shadow.add_cost_ratio(p)
     p.set_defaults(func=_train)
 
     p = actions.add_parser(
         "eval",
-        help="per-class accuracy, confusion table and threshold sweep (needs the training package)",
+        help="recall by class, threshold sweep and the misrouted prompts (needs the training package)",
         description=f"Evaluate a scorer model on labelled prompts. Needs the training package: {INSTALL}.",
     )
     p.add_argument("--data", type=Path, action="append", required=True, metavar="FILE.jsonl")
     p.add_argument("--model", default=DEFAULT_MODEL, help="a model file (default: the shipped model)")
     p.add_argument("--threshold", type=float, default=None, help="default: the model's")
+    p.add_argument("--misrouted", type=int, default=20, help="list this many misrouted prompts (0: none)")
     p.set_defaults(func=_eval)
 
     router_shadow.add_actions(actions)
@@ -90,66 +106,100 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def _train(args: argparse.Namespace) -> int:
     try:
         from gateway_training.card import model_card
+        from gateway_training.corpus import load_contexts
         from gateway_training.data import DataError, builtin_examples, load_jsonl
-        from gateway_training.fit import FitSettings, choose_threshold, fit, leave_one_source_out
-        from gateway_training.report import per_group, sweep
+        from gateway_training.fit import FitSettings, fit
+        from gateway_training.report import evaluate, per_class, pooled, progress_line, sweep
     except ModuleNotFoundError as exc:
         return _missing(exc, "train")
 
     try:
-        examples = [] if args.no_builtin else builtin_examples(args.per_source, args.seed)
-        for path in args.data:
-            examples.extend(load_jsonl(path))
+        builtin = [] if args.no_builtin else builtin_examples(args.per_source, args.seed, args.eval_data)
+        own = [e for path in args.data for e in load_jsonl(path)]
     except DataError as exc:
         print(f"gateway: {exc}", file=sys.stderr)
         return 2
+    examples = [*builtin, *own]
     if not examples:
         print("gateway: no training examples (give --data, or drop --no-builtin)", file=sys.stderr)
         return 2
-    settings = FitSettings(seed=args.seed, **({"c": args.c} if args.c is not None else {}))
-    sources = sorted({e.source for e in examples})
-    print(f"{len(examples)} examples from {len(sources)} sources")
-    held_out = []
+    if args.folds < 2:
+        print("gateway: --folds must be at least 2", file=sys.stderr)
+        return 2
+    eval_only = _eval_only(args.eval_data)
+    own_sources = {e.source for e in own}
+    settings = FitSettings(
+        seed=args.seed, own_weight=args.own_weight, **({"c": args.c} if args.c is not None else {})
+    )
+    contexts = None if args.no_builtin else load_contexts("train")
+    held_out = None if args.no_builtin else load_contexts("eval")
+    units = len({e.unit for e in examples})
+    if len(examples) < 2 * args.folds or len({e.label for e in examples}) < 2:
+        print(f"gateway: too few examples for {args.folds} folds, or only one label", file=sys.stderr)
+        return 2
+    print(f"{len(examples)} examples ({len(own)} yours), {units} groups, {args.folds} folds", file=sys.stderr)
     try:
-        threshold = args.threshold
-        if threshold is None:
-            if len(sources) < 2:
-                threshold = 0.5
-                print("one source only: no leave-one-source-out evaluation; threshold 0.5")
-            else:
-                held_out = leave_one_source_out(examples, settings, folds=args.folds or None)
-                threshold = choose_threshold(held_out)
-                how = f"in {args.folds} groups" if 0 < args.folds < len(sources) else "one at a time"
-                print(f"\nSources held out {how} (each scored by a model that never saw it):\n")
-                print(per_group(held_out, threshold, lambda p: p.example.source, "held-out source"))
-                print()
-                print(sweep(held_out))
-                print(f"\nchosen threshold: {threshold:.2f}")
-        model = fit(examples, settings, threshold=threshold)
+        evaluation = evaluate(
+            examples,
+            settings,
+            args.folds,
+            contexts,
+            held_out,
+            trainable=lambda e: e.source not in eval_only,
+            measured=lambda e: not e.unit.startswith("gen:"),
+            progress=progress_line,
+            own=lambda e: e.source in own_sources,
+        )
+        threshold = evaluation.threshold if args.threshold is None else args.threshold
+        plain = evaluation.plain()
+        hard, easy = pooled(plain, threshold)
+        print(f"\nHeld out, threshold {threshold:.2f}: hard recall {hard:.1%}, easy recall {easy:.1%}\n")
+        print(per_class(plain, threshold))
+        print()
+        print(sweep(plain))
+        # Your examples (judged traffic from `gateway router labels`, say), each scored held out: the
+        # threshold they suggest at the cost ratio (docs/shadow.md).
+        yours = [(p.score, p.example.label) for p in plain if p.example.source in own_sources]
+        print(router_shadow.suggested_on(yours, args.cost_ratio, threshold))
+        print("\nfitting the model on every example...", file=sys.stderr)
+        model = fit(
+            [e for e in examples if e.source not in eval_only],
+            settings,
+            contexts,
+            calibration=evaluation.calibration,
+            threshold=threshold,
+            own=lambda e: e.source in own_sources,
+        )
     except (RuntimeError, ValueError) as exc:
         print(f"gateway: {exc}", file=sys.stderr)
         return 2
-    model.save(args.out)
-    size = args.out.stat().st_size
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("sklearn", "scipy", "numpy"):
+            raise
+        print(f"gateway: training needs scikit-learn, which is not installed: {INSTALL}", file=sys.stderr)
+        return 2
+    data = dump_model(model)
+    args.out.write_bytes(data)
     if args.card:
-        args.card.write_text(
-            model_card(
-                model, examples, held_out, size, args.folds if 0 < args.folds < len(sources) else None
-            ),
-            encoding="utf-8",
-        )
-    print(
-        f"\nwrote {args.out}: {len(model.heads)} head(s), {model.feature_count} weights, "
-        f"{size / 1024:.0f} KiB, threshold {threshold:.2f}"
-    )
+        args.card.write_text(model_card(model, examples, evaluation, eval_only), encoding="utf-8")
+    print(f"\nwrote {args.out}: {len(data) / 1024:.0f} KiB, threshold {threshold:.2f}")
     return 0
+
+
+def _eval_only(folder: Path | None) -> set[str]:
+    """The sources of the evaluation-only collections in ``folder``."""
+    if folder is None:
+        return set()
+    from gateway_training.corpus import real_licences
+
+    return set(real_licences(folder)) - set(real_licences(None))
 
 
 def _eval(args: argparse.Namespace) -> int:
     try:
         from gateway_training.data import DataError, load_jsonl
-        from gateway_training.fit import predict
-        from gateway_training.report import confusion, per_group, sweep
+        from gateway_training.fit import Prediction, vector_of
+        from gateway_training.report import misrouted, per_class, pooled, sweep
     except ModuleNotFoundError as exc:
         return _missing(exc, "eval")
 
@@ -160,11 +210,24 @@ def _eval(args: argparse.Namespace) -> int:
         print(f"gateway: {exc}", file=sys.stderr)
         return 2
     threshold = args.threshold if args.threshold is not None else model.threshold
-    predictions = predict(model, examples)
-    print(f"{len(examples)} examples, threshold {threshold:.2f}\n")
-    print(per_group(predictions, threshold, lambda p: p.example.category, "class"))
-    print()
-    print(confusion(predictions, threshold))
+    a, b = model.calibration
+    predictions = []
+    for example in examples:
+        logit = model.logit_of(vector_of(example.messages))
+        predictions.append(Prediction(example, 1.0 / (1.0 + math.exp(-(a * logit + b))), logit))
+    hard, easy = pooled(predictions, threshold)
+    print(f"{len(examples)} examples, threshold {threshold:.2f}: hard recall {hard:.1%}, easy {easy:.1%}\n")
+    print(per_class(predictions, threshold))
     print()
     print(sweep(predictions))
+    wrong = misrouted(predictions, threshold, args.misrouted)
+    if wrong:
+        print(f"\nMisrouted ({len(wrong)} shown, the most confident first):\n")
+        for p in wrong:
+            talk = conversation({"messages": p.example.messages})
+            text = " ".join(talk.newest.split())
+            text = text if len(text) <= 100 else text[:97] + "..."
+            top = model.score(talk.newest, talk.system, talk.earlier, explain=3).top
+            why = ", ".join(f"{c.feature} {c.weight:+.2f}" for c in top)
+            print(f"- {p.example.label}, score {p.score:.2f}: {text}\n    {why}")
     return 0

@@ -1,5 +1,6 @@
 """``gateway router labels`` and ``gateway router threshold``: judged traffic as training data for the
-difficulty scorer, and the threshold it suggests (docs/shadow.md).
+difficulty scorer, and the threshold it suggests (docs/shadow.md); ``gateway router train`` prints the same
+suggestion for its held-out scores of the operator's examples (``suggested_on``).
 
 ``labels`` reads the samples shadow evaluation stored in the usage database (their prompts are there only
 with ``shadow.store_content``) and writes them in the trainer's format, readable by its owner only: they
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
@@ -19,16 +21,16 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.commands.usage import existing, ledger_url
 from gateway.config import load_settings
+from gateway.errors import ModelError
 from gateway.routing import extract_features
-from gateway.routing.scorer.linear import DEFAULT_MODEL, ModelError
-from gateway.routing.scorer.load import load_model
+from gateway.routing.scorer.load import DEFAULT_MODEL, load_model
 from gateway.shadow.labels import labelled, read_labels
 from gateway.shadow.settings import ShadowSettings
 from gateway.shadow.store import SampleStore
 from gateway.shadow.threshold import Suggestion, suggest
 from gateway.usage.query import parse_since
 
-__all__ = ["add_actions"]
+__all__ = ["add_actions", "add_cost_ratio", "report", "suggested_on"]
 
 
 def add_actions(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,14 +54,29 @@ def add_actions(actions: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--labels", type=Path, action="append", required=True, metavar="FILE.jsonl")
     p.add_argument("--model", default=None, help="default: routing.scorer.model of --config, else shipped")
+    add_cost_ratio(p, default=None)
+    p.add_argument("--config", type=Path, help="YAML configuration (default: none)")
+    p.set_defaults(func=_threshold)
+
+
+def add_cost_ratio(p: argparse.ArgumentParser, default: float | None = ShadowSettings().cost_ratio) -> None:
+    """``--cost-ratio``: what a missed saving costs against a regret, for the suggested threshold."""
     p.add_argument(
         "--cost-ratio",
         type=float,
-        default=None,
-        help="what a missed saving costs against a regret (default: shadow.cost_ratio, 0.2)",
+        default=default,
+        help="what a missed saving costs against a regret, for the suggested threshold "
+        f"(default: shadow.cost_ratio, {ShadowSettings().cost_ratio:g})",
     )
-    p.add_argument("--config", type=Path, help="YAML configuration (default: none)")
-    p.set_defaults(func=_threshold)
+
+
+def suggested_on(scored: Sequence[tuple[float, str]], ratio: float, current: float) -> str:
+    """The suggestion for (score, label) pairs, as printed; a line saying there is none without them."""
+    if not scored:
+        return "\nno examples of yours (--data) to suggest a threshold on"
+    return "\nYour examples, each scored by a model that never saw it:\n\n" + report(
+        suggest(scored, ratio), ratio, current
+    )
 
 
 def _labels(args: argparse.Namespace) -> int:

@@ -14,10 +14,8 @@ against the principal's limits, its tokens reserved → try the candidates in or
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import orjson
 from starlette.datastructures import Headers
@@ -43,14 +41,12 @@ from gateway.proxy.planning import (
     describe,
     dry_run_endpoint,
     plan_route,
-    second_stage_texts,
 )
 from gateway.proxy.thinking import apply_thinking
 from gateway.record import DiffusionRun, RequestRecord
 from gateway.relay import ClientDisconnected, cancel_on_disconnect
 from gateway.routing import Decision, extract_features
-from gateway.routing.scorer.embedding import SecondStage
-from gateway.routing.scorer.linear import ScorerModel
+from gateway.routing.scorer.model import ScorerModel
 from gateway.shadow.sampling import ShadowSampler
 from gateway.upstream import UpstreamClient
 from gateway.upstream.settings import BackendSettings, DiffusionSettings
@@ -70,7 +66,6 @@ class ProxyHandler:
         limiter: Limiter,
         *,
         scorer: ScorerModel | None = None,
-        second_stage: SecondStage | None = None,
         shadow: ShadowSampler | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
@@ -81,12 +76,6 @@ class ProxyHandler:
         self._pool = pool
         self._limiter = limiter
         self._scorer = scorer
-        self._second_stage = second_stage
-        # One worker: an embedding is CPU-bound (torch on routing.scorer.second_stage.threads threads),
-        # so more would only contend with the event loop; requests in the band queue for it instead.
-        self._embedder = (
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="route-embed") if second_stage else None
-        )
         self._shadow = shadow
         self._clock = clock
         self._forwarded = FORWARDED | settings.edge.forward_headers
@@ -97,11 +86,6 @@ class ProxyHandler:
         self, parsed: ProxiedRequest, headers: Headers, principal: Principal, *, explain: int = 0
     ) -> tuple[Decision, int | None]:
         features = extract_features(parsed.view, parsed.endpoint, self._scorer, explain=explain)
-        stage, embed = self._second_stage, None
-        texts = second_stage_texts(stage, features, parsed, principal)
-        if stage is not None and texts is not None:  # off the event loop: tens of milliseconds of CPU
-            loop = asyncio.get_running_loop()
-            embed = await loop.run_in_executor(self._embedder, stage.probability, *texts)
         return plan_route(
             self._settings,
             self._pool.views(),
@@ -111,14 +95,7 @@ class ProxyHandler:
             self._scorer,
             explain=explain,
             features=features,
-            embed=embed,
-            embed_threshold=stage.model.threshold if stage is not None else 0.5,
         )
-
-    def close(self) -> None:
-        """Stops the second stage's worker (start-up made it); requests have finished by then."""
-        if self._embedder is not None:
-            self._embedder.shutdown(wait=False, cancel_futures=True)
 
     def _parse(self, body: bytes, endpoint: Endpoint, principal: Principal) -> ProxiedRequest:
         """The body as the proxy loop and the dry run both see it, thinking policy applied."""

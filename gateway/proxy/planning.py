@@ -2,9 +2,8 @@
 ``gateway route``, so that the dry run and the live request decide alike.
 
 ``plan_route`` hands the decision what the principal may use (the decision keeps every candidate inside
-it) and applies the speed tier; ``second_stage_texts`` says whether the optional embedding second stage
-should weigh in (its probability is computed by the caller, off the event loop); ``describe`` is the dry
-run's answer; ``dry_run_endpoint`` the API a dry-run body is read in.
+it) and applies the speed tier; ``describe`` is the dry run's answer; ``dry_run_endpoint`` the API a
+dry-run body is read in.
 """
 
 from __future__ import annotations
@@ -17,9 +16,8 @@ from gateway.errors import InvalidRequest
 from gateway.proxy.body import ProxiedRequest
 from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
 from gateway.routing import BackendView, Decision, RouteInput, decide, extract_features
-from gateway.routing.features import RequestFeatures, conversation
-from gateway.routing.scorer.embedding import SecondStage
-from gateway.routing.scorer.linear import ScorerModel
+from gateway.routing.features import RequestFeatures
+from gateway.routing.scorer.model import ScorerModel
 from gateway.upstream.settings import BackendSettings
 
 __all__ = [
@@ -29,7 +27,6 @@ __all__ = [
     "describe",
     "dry_run_endpoint",
     "plan_route",
-    "second_stage_texts",
 ]
 
 ROUTE_HEADER = "x-gateway-route"
@@ -48,13 +45,10 @@ def plan_route(
     *,
     explain: int = 0,
     features: RequestFeatures | None = None,
-    embed: float | None = None,
-    embed_threshold: float = 0.5,
 ) -> tuple[Decision, int | None]:
     """The routing decision for a parsed request, and the diffusion step cap of its speed tier.
 
-    ``features``: when the caller extracted them already; ``embed``: the second stage's probability,
-    when second_stage_texts said it should run (computed by the caller, off the event loop).
+    ``features``: when the caller extracted them already.
     """
     policy = settings.routing
     if features is None:
@@ -72,8 +66,6 @@ def plan_route(
             may_name=access.named,
             may_override=principal.may_override,
             threshold=threshold,
-            embed=embed,
-            embed_threshold=embed_threshold,
         ),
         views,
         policy,
@@ -86,19 +78,6 @@ def plan_route(
         known = ", ".join(sorted(policy.speed_tiers)) or "none"
         raise InvalidRequest(f"Unknown speed tier `{tier[:50]}` (known: {known}).", code="unknown_speed_tier")
     return decision, steps
-
-
-def second_stage_texts(
-    stage: SecondStage | None, features: RequestFeatures, parsed: ProxiedRequest, principal: Principal
-) -> tuple[str, str] | None:
-    """The newest turn and the context to embed, when the second stage should decide this request: it
-    is on, the linear score is in its band, and the principal has no threshold of its own (a key that
-    chose its speed/quality trade-off keeps it: the band was chosen around the default threshold)."""
-    d = features.difficulty
-    if stage is None or d is None or principal.route_threshold is not None or not stage.in_band(d.score):
-        return None
-    talk = conversation(parsed.view)
-    return talk.newest, talk.context
 
 
 def describe(
@@ -122,8 +101,6 @@ def describe(
             "context": round(difficulty.context, 3),
             "top_features": [c.as_dict() for c in difficulty.top],
         }
-        if decision.embed is not None:  # the embedding second stage decided (score in its band)
-            out["difficulty"]["embed"] = round(decision.embed, 3)  # type: ignore[index]
     return out
 
 

@@ -22,8 +22,7 @@ Reason codes (``x-gateway-route``): ``explicit:header``, ``explicit:model``, ``e
 ``rule:<name>``, ``incompatible:<what>``, ``tool-heavy:tools``, ``tool-heavy:tool_choice``,
 ``tool-heavy:agent-loop``, ``hard:code`` (code in the text), ``hard:thinking``, ``hard:score=0.91``
 (the difficulty scorer, at or above the threshold), ``default:score=0.12`` (below it; ``default`` when the
-scorer is off; ``hard:score=0.41,embed=0.83`` when the optional embedding second stage decided a score in
-its band), ``adapted:temperature``, ``unserved:<backend>`` (it does not serve the request's API, e.g.
+scorer is off), ``adapted:temperature``, ``unserved:<backend>`` (it does not serve the request's API, e.g.
 ``/v1/messages``), ``unavailable:<backend>``, ``spillover``, ``queued``.
 """
 
@@ -36,7 +35,7 @@ from gateway.backends.view import BackendView
 from gateway.errors import InvalidRequest, NotFound
 from gateway.permissions import AUTO, check_auto, check_named, check_route_choice, within
 from gateway.routing.features import CRASHING, RequestFeatures
-from gateway.routing.scorer.linear import Difficulty
+from gateway.routing.scorer.model import Difficulty
 from gateway.routing.settings import RoutingSettings, Rule
 
 __all__ = ["AUTO", "BackendView", "Decision", "RouteInput", "decide"]
@@ -58,10 +57,6 @@ class RouteInput:
     # Difficulty scores at or above it are hard: the principal's own, else routing.scorer.threshold, else
     # the model's (resolved by the caller).
     threshold: float = 0.5
-    # The embedding second stage's probability that the request is hard, when it ran (its score was in
-    # routing.scorer.second_stage.band); it then decides instead of the score, against embed_threshold.
-    embed: float | None = None
-    embed_threshold: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +67,6 @@ class Decision:
     queue: bool = False  # wait for a slot on the first candidate instead of spilling over
     difficulty: Difficulty | None = None  # the scorer's verdict, when it ran
     threshold: float | None = None  # the threshold it was held against
-    embed: float | None = None  # the second stage's probability, when it decided
 
     @property
     def score(self) -> float | None:
@@ -109,7 +103,6 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
             drop_temperature=drop,
             difficulty=request.features.difficulty,
             threshold=request.threshold,
-            embed=request.embed,
         )
 
     check_auto(request.may_auto, request.model)
@@ -155,7 +148,6 @@ def decide(request: RouteInput, backends: Sequence[BackendView], policy: Routing
         queue=queue,
         difficulty=request.features.difficulty,
         threshold=request.threshold,
-        embed=request.embed,
     )
 
 
@@ -259,18 +251,15 @@ def _by_policy(
 
 
 def _hard(request: RouteInput) -> bool:
-    """The scorer's verdict: the second stage's when it ran, else the score against the threshold."""
-    if request.embed is not None:
-        return request.embed >= request.embed_threshold
+    """The scorer's verdict: the score against the threshold."""
     d = request.features.difficulty
     return d is not None and d.score >= request.threshold
 
 
 def _scored(request: RouteInput) -> str:
-    """``score=0.41`` or, when the second stage decided, ``score=0.41,embed=0.83``."""
+    """``score=0.41``."""
     d = request.features.difficulty
-    text = f"score={d.score:.2f}" if d is not None else "score=none"
-    return text if request.embed is None else f"{text},embed={request.embed:.2f}"
+    return f"score={d.score:.2f}" if d is not None else "score=none"
 
 
 def _matches(rule: Rule, request: RouteInput) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.chat_view import asks_logprobs, content_kind
-from gateway.routing.scorer.linear import Difficulty, ScorerModel
+from gateway.routing.scorer.model import Difficulty, ScorerModel
 from gateway.wire import DIFFUSION_UNSUPPORTED_SAMPLING
 
 __all__ = [
@@ -247,9 +247,11 @@ class Conversation:
     """The texts the scorer reads: the newest user turn, and what came before it that matters."""
 
     newest: str
-    # System prompts, then the previous user turns (at most CONTEXT_TURNS, newest last): where a task
-    # stated once ("you are a maths olympiad coach", "prove that ...") keeps a follow-up hard.
-    context: str
+    # The system and developer prompts, and the user turns before the newest (at most CONTEXT_TURNS,
+    # newest last): where a task stated once ("you are a maths olympiad coach", "prove that ...")
+    # keeps a follow-up hard.
+    system: str = ""
+    earlier: str = ""
     agent_loop: bool = False
     image: bool = False
     media: bool = False
@@ -269,7 +271,7 @@ def conversation(payload: dict[str, Any]) -> Conversation:
         text = prompt if isinstance(prompt, str) else " ".join(str(p) for p in prompt or ())
         # vLLM's completions take a prompt as embeddings too: not text.
         embeds = payload.get("prompt_embeds") is not None
-        return Conversation(newest=text, context="", media=embeds, prompt_chars=len(text))
+        return Conversation(newest=text, media=embeds, prompt_chars=len(text))
     agent_loop = image = media = history_code = False
     system: list[str] = []
     users: list[str] = []
@@ -296,7 +298,8 @@ def conversation(payload: dict[str, Any]) -> Conversation:
     earlier = users[-1 - CONTEXT_TURNS : -1]
     return Conversation(
         newest=newest,
-        context="\n".join(t for t in (*system, *earlier) if t),
+        system="\n".join(t for t in system if t),
+        earlier="\n".join(t for t in earlier if t),
         agent_loop=agent_loop,
         image=image,
         media=media,
@@ -348,7 +351,9 @@ def extract_features(
         else None,
         messages=talk.messages,
         prompt_chars=talk.prompt_chars,
-        difficulty=None if scorer is None else scorer.score(talk.newest, talk.context, explain=explain),
+        difficulty=(
+            None if scorer is None else scorer.score(talk.newest, talk.system, talk.earlier, explain=explain)
+        ),
     )
 
 

@@ -28,7 +28,7 @@ import orjson
 from gateway.backends.state import BackendPool
 from gateway.record import RequestRecord
 from gateway.routing import extract_features
-from gateway.routing.scorer.linear import ScorerModel
+from gateway.routing.scorer.model import ScorerModel
 from gateway.shadow.budget import Gate
 from gateway.shadow.calls import Caller, CallFailed, Reply
 from gateway.shadow.judge import Judge, Judgement

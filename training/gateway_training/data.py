@@ -1,5 +1,5 @@
-"""Training examples: the built-in sources (this project's generators and any public collections shipped
-with the package) and labelled JSONL files of an operator's own traffic.
+"""Training examples: the built-in corpora and generators, and labelled JSONL files of an operator's own
+traffic.
 
 A JSONL line is ``{"messages": [...], "label": "hard" | "easy"}`` (or ``"prompt": "..."`` instead of
 messages); ``source`` and ``category`` are optional and default to the file's name and the label.
@@ -17,9 +17,17 @@ from typing import Any
 
 from gateway.errors import DataError
 from gateway_training import generators
+from gateway_training.corpus import real_examples, reasoning_gym_examples, written_examples
 from gateway_training.sources import Example, Source
 
-__all__ = ["DataError", "builtin_examples", "builtin_sources", "dedupe", "load_jsonl", "public_licences"]
+__all__ = [
+    "DataError",
+    "builtin_examples",
+    "builtin_sources",
+    "dedupe",
+    "generated_examples",
+    "load_jsonl",
+]
 
 
 def builtin_sources() -> list[Source]:
@@ -35,35 +43,33 @@ def builtin_sources() -> list[Source]:
     return found
 
 
-def _public() -> tuple[list[Example], dict[str, str]]:
-    try:
-        public = importlib.import_module("gateway_training.public")
-    except ModuleNotFoundError:
-        return [], {}
-    examples: list[Example] = list(public.load_examples())
-    licences: dict[str, str] = dict(public.LICENCES)
-    return examples, licences
+# Generator categories, in the corpora's class names.
+_CLASS = {"factual": "short_facts", "writing": "creative", "math-word": "math_word"}
 
 
-def public_licences() -> dict[str, str]:
-    return _public()[1]
-
-
-def builtin_examples(per_source: int, seed: int) -> list[Example]:
-    """``per_source`` examples drawn from each generator, and up to as many from each public source."""
+def generated_examples(per_source: int, seed: int) -> list[Example]:
+    """``per_source`` examples from each generator, and as many from each reasoning-gym task: template
+    families, so a minority of the training data; each is its own group."""
     out: list[Example] = []
     for source in builtin_sources():
-        out.extend(dedupe(source.examples(per_source, seed)))
-    public, _ = _public()
-    by_source: dict[str, list[Example]] = {}
-    for example in public:
-        by_source.setdefault(example.source, []).append(example)
-    for name in sorted(by_source):
-        rows = dedupe(by_source[name])
-        if len(rows) > per_source:
-            rows = random.Random(f"{name}:{seed}").sample(rows, per_source)
-        out.extend(rows)
+        category = _CLASS.get(source.category, source.category)
+        out += [
+            Example(e.messages, e.label, e.source, category, group="gen:" + e.source, lang="en")
+            for e in dedupe(source.examples(per_source, seed))
+        ]
+    by_task: dict[str, list[Example]] = {}
+    for e in reasoning_gym_examples():
+        by_task.setdefault(e.source, []).append(e)
+    for name in sorted(by_task):
+        rows = by_task[name]
+        out += random.Random(f"{name}:{seed}").sample(rows, min(per_source, len(rows)))
     return out
+
+
+def builtin_examples(per_source: int, seed: int, extra: Path | None = None) -> list[Example]:
+    """The built-in training and evaluation data: the written and real corpora (``corpus.py``; real
+    collections in ``extra`` too, for evaluation), and ``per_source`` examples of each generator."""
+    return [*written_examples(), *real_examples(extra), *generated_examples(per_source, seed)]
 
 
 def dedupe(examples: Iterable[Example]) -> list[Example]:

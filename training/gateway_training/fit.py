@@ -1,338 +1,304 @@
-"""Fitting the scorer: a logistic regression over the features of ``gateway.routing.scorer.text``.
+"""Fitting the scorer: one logistic regression over ``gateway.routing.scorer.vector``'s features, then a
+calibration fitted across held-out groups.
 
-scikit-learn (a dependency of this package, not of the gateway) does the fitting: its liblinear solver
-is exact, deterministic for a given seed, and fits tens of thousands of sparse rows in about a second on
-one core; the gateway itself only reads the weights it produces. The evaluation that picks the threshold
-is leave-one-source-out: a source's examples are scored by a model that never saw that source, which
-is what a new user's traffic looks like to the shipped model.
+scikit-learn (a dependency of this package, not of the gateway) fits; the gateway only reads the model
+file. Every example is also put behind one training context (a persona and a greeting, a rules-style
+system prompt, or unrelated small talk), with its own label: the context then weighs what it should,
+which is little, except where an earlier hard turn makes a follow-up hard.
+
+The evaluation (``cross_validate``) holds out whole groups (a written group, a real collection, a
+generator family) and scores them, plain and behind the evaluation's own contexts, with a model that
+never saw them. Those held-out scores fit the calibration and choose the threshold, so the shipped
+score means what it says on traffic the model has not seen.
 """
 
 from __future__ import annotations
 
-import os
+import math
+import random
+import time
+from array import array
 from collections import Counter
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gateway.routing.features import conversation
-from gateway.routing.scorer.blocks import DAMPED, damping, request_features, table_of
-from gateway.routing.scorer.linear import (
-    MEANING_BLOCKS,
-    MEANING_PRIOR,
-    ONE_HEAD,
-    Head,
-    ScorerModel,
-)
+from gateway.routing.scorer.model import ScorerModel
+from gateway.routing.scorer.vector import BITS, FEATURE_SET, SHAPE_VALUE, RequestVector, vectorize
+from gateway_training.corpus import CONTEXT_KINDS, Contexts, in_context
 from gateway_training.sources import Example
-from gateway_training.vectors import WordVectors, load_word_vectors
 
 if TYPE_CHECKING:
-    import numpy as np
+    from scipy.sparse import csr_matrix
 
 __all__ = [
-    "GROUPS",
     "FitSettings",
     "Prediction",
+    "balanced_accuracy",
+    "calibrate",
     "choose_threshold",
+    "cross_validate",
     "fit",
-    "group_of",
-    "leave_one_source_out",
-    "meaning_matrix",
-    "predict",
+    "recall",
+    "vector_of",
 ]
+
+VARIANTS = ("plain", *CONTEXT_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
 class FitSettings:
-    c: float = 0.5  # inverse regularisation strength (chosen by the leave-one-source-out figures)
-    min_count: int = 2  # a feature seen in fewer examples is dropped (noise, and model size)
-    seed: int = 0
-    prune: float = 0.005  # weights smaller than this are left out of the model file
-    # The structure features of the newest turn (s:, ps:) enter the fit with this value instead of 1,
-    # which under the same L2 penalty lets their weights grow larger than the words': the shape of a
-    # request carries over to a way of writing no training source used, the words of one source do
-    # not. Chosen by the leave-one-source-out figures (docs/history/measurements.md). The stored weights are
-    # multiplied back, so the gateway still sums the weights of the features present.
-    structure_scale: float = 2.0
-    # The meaning features (the mean of the static vectors of each block's words, scorer/linear.py) enter the
-    # fit multiplied by this; 0 leaves them out. A mean of unit vectors is short, so under the shared
-    # L2 penalty it needs a scale of this order to weigh at all. Chosen by the leave-one-source-out
-    # figures (docs/history/measurements.md).
-    meaning_scale: float = 12.0
-    # One head per group of categories (GROUPS), each fitted one-against-the-rest, the score their hard
-    # share (scorer.ScorerModel); False: one head, hard against easy. Data whose groups are one hard and
-    # one easy (labels alone, as an operator's) gets one head either way: two heads fitted on opposite
-    # labels are the same model with opposite signs, and their share is the one head's probability.
-    heads: bool = True
-    # The sums of the word blocks (the turn's words, pairs, pasted words, the context's words) are damped
-    # beyond this many distinct ones in the block (blocks.damping); 0: not damped. Chosen by the held-out
-    # figures: 15 and 30 do best, and 15 keeps more small talk on diffusion (docs/history/measurements.md).
-    damping: float = 15.0
-    # A head's C is ``c`` times its factor here (1 for a head not listed). The small-talk head's sources
-    # are the most varied ways of writing of any group (real chit-chat, diaries, a bot's regulars, musings,
-    # talk about technology), so the words of any one of them say least about the next: under a stronger
-    # penalty the head leans on what they share (the register, the meaning weights, the shape). Chosen by
-    # the held-out figures (docs/history/measurements.md).
-    head_c: tuple[tuple[str, float], ...] = (("small talk", 0.25),)
-
-    def __post_init__(self) -> None:
-        heads = {*GROUPS.values(), "other hard", "other easy", ONE_HEAD[0].name}
-        for name, factor in self.head_c:
-            if name not in heads or not factor > 0:
-                raise ValueError(
-                    f"head_c: {name!r} x {factor!r}: a head ({', '.join(sorted(heads))}), above 0"
-                )
-
-
-# The groups of training categories a model has a head for: a request needs only look like one hard
-# group, whatever the easy ones say of it (gateway/routing/scorer/linear.py). A category not listed, or listed
-# with the other label, is "other hard" or "other easy" by its label.
-GROUPS = {
-    "reasoning": "reasoning and maths",
-    "math-word": "reasoning and maths",
-    "math": "reasoning and maths",
-    "code": "code",
-    "smalltalk": "small talk",
-    "factual": "other easy",
-    "transform": "other easy",
-    "writing": "other easy",
-    "advice": "other easy",
-}
-_HARD_GROUPS = {"reasoning and maths", "code", "other hard"}
-
-
-def group_of(example: Example) -> str:
-    group = GROUPS.get(example.category)
-    if group is None or (group in _HARD_GROUPS) != (example.label == "hard"):
-        return "other hard" if example.label == "hard" else "other easy"
-    return group
+    c: float = 4.0  # inverse regularisation strength (chosen on the held-out figures, docs/scorer.md)
+    seed: int = 7
+    # Each example also enters the fit once behind a training context (0: never).
+    context_copies: int = 1
+    # Examples of an operator's own data weigh this much more than the built-in corpora, so that a few
+    # hundred of them move the model.
+    own_weight: float = 1.0
+    # The parts of the features the fit uses (an ablation leaves some out): ngrams, text, shape, context.
+    parts: frozenset[str] = frozenset({"ngrams", "text", "shape", "context"})
 
 
 @dataclass(frozen=True, slots=True)
 class Prediction:
     example: Example
-    score: float
+    score: float  # calibrated, or the raw probability before calibration
+    logit: float = 0.0  # uncalibrated
+    variant: str = "plain"  # plain, or the evaluation context it was put behind
 
 
-def _features(example: Example) -> set[str]:
-    talk = conversation({"messages": example.messages})
-    return request_features(talk.newest, talk.context)
+def vector_of(messages: Sequence[dict[str, Any]]) -> RequestVector:
+    talk = conversation({"messages": list(messages)})
+    return vectorize(talk.newest, talk.system, talk.earlier)
 
 
-def meaning_matrix(rows: Sequence[set[str]], vectors: WordVectors, scale: float) -> np.ndarray:
-    """Each row's meaning features: per block, ``scale`` x the mean vector of its words in the table,
-    shrunk as the scorer shrinks it (``MEANING_PRIOR`` more words of a zero vector)."""
+@dataclass(slots=True)
+class _Rows:
+    """Vectors and labels of the fit's rows, and the shape features seen, by column."""
+
+    vectors: list[RequestVector] = field(default_factory=list)
+    labels: list[bool] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)
+    owners: list[int] = field(default_factory=list)  # the example each row came from
+
+
+def _rows(
+    examples: Sequence[Example],
+    settings: FitSettings,
+    contexts: Contexts | None,
+    own: Callable[[Example], bool] = lambda e: False,
+) -> _Rows:
+    rng = random.Random(settings.seed)
+    rows = _Rows()
+    for i, example in enumerate(examples):
+        weight = settings.own_weight if own(example) else 1.0
+        variants = [example.messages]
+        if contexts is not None:
+            for _ in range(settings.context_copies):
+                kind = rng.choice(CONTEXT_KINDS)
+                variants.append(in_context(example.messages, contexts, kind, rng))
+        for messages in variants:
+            rows.vectors.append(vector_of(messages))
+            rows.labels.append(example.label == "hard")
+            rows.weights.append(weight)
+            rows.owners.append(i)
+    return rows
+
+
+def _matrix(
+    vectors: Sequence[RequestVector], shape_columns: dict[str, int], parts: frozenset[str]
+) -> csr_matrix:
     import numpy as np
+    from scipy.sparse import csr_matrix
 
-    dims = vectors.dims
-    out = np.zeros((len(rows), dims * len(MEANING_BLOCKS)))
-    index = vectors.index
-    for r, row in enumerate(rows):
-        for b, block in enumerate(MEANING_BLOCKS):
-            cut = len(block)
-            ids = [i for f in row if f.startswith(block) and (i := index.get(f[cut:])) is not None]
-            if ids:
-                # Sorted: a set's order changes with the process's hash seed, and a sum in another
-                # order differs in its last bits, enough to flip a rounded weight (the same data must
-                # give the same model file, run after run).
-                ids.sort()
-                out[r, b * dims : (b + 1) * dims] = vectors.vectors[ids].sum(axis=0) / (
-                    len(ids) + MEANING_PRIOR
-                )
-    return out * scale
+    data: list[float] = []
+    indices: list[int] = []
+    pointers = [0]
+    base = 1 << BITS
+    chosen = [part for part in ("ngrams", "text", "context") if part in parts]
+    for v in vectors:
+        merged: dict[int, float] = {}
+        for part in chosen:
+            for bucket, value in getattr(v, part).items():
+                merged[bucket] = merged.get(bucket, 0.0) + value
+        indices += merged.keys()
+        data += merged.values()
+        for name in v.shape if "shape" in parts else ():
+            column = shape_columns.get(name)
+            if column is not None:
+                indices.append(base + column)
+                data.append(SHAPE_VALUE)
+        pointers.append(len(indices))
+    return csr_matrix(
+        (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64), np.asarray(pointers)),
+        shape=(len(vectors), base + len(shape_columns)),
+    )
+
+
+def _fit_rows(rows: _Rows, settings: FitSettings, meta: dict[str, Any] | None = None) -> ScorerModel:
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    if len(set(rows.labels)) < 2:
+        raise ValueError("training needs both hard and easy examples")
+    shaped = "shape" in settings.parts
+    shape_names = sorted({name for v in rows.vectors for name in v.shape}) if shaped else []
+    columns = {name: i for i, name in enumerate(shape_names)}
+    x = _matrix(rows.vectors, columns, settings.parts)
+    y = np.asarray(rows.labels)
+    clf = LogisticRegression(
+        C=settings.c, solver="liblinear", class_weight="balanced", max_iter=500, random_state=settings.seed
+    )
+    clf.fit(x, y, sample_weight=np.asarray(rows.weights))
+    coef = clf.coef_[0]
+    base = 1 << BITS
+    weights = array("f", coef[:base].astype(np.float32).tobytes())
+    shape = {name: float(coef[base + i]) for name, i in columns.items()}
+    bias = float(clf.intercept_[0])
+    bias = _fold_shape(shape, [v.shape for v in rows.vectors], bias)
+    return ScorerModel(weights, shape, bias, feature_set=FEATURE_SET, meta=meta)
+
+
+def _fold_shape(shape: dict[str, float], present: Sequence[frozenset[str]], bias: float) -> float:
+    """Moves into the bias the weight of each shape group that every row has exactly one bucket of
+    (``s:numbers=0``, ``=1``, ...): its most common bucket then weighs 0 and the others what they add
+    over it. Scores are unchanged; explanations name only what departs from the common case."""
+    groups: dict[str, Counter[str]] = {}
+    for names in present:
+        for name in names:
+            group, sep, _ = name.partition("=")
+            if sep:
+                groups.setdefault(group, Counter())[name] += 1
+    for counts in groups.values():
+        if sum(counts.values()) != len(present) or any(
+            sum(1 for n in names if n in counts) != 1 for names in present
+        ):
+            continue
+        common = counts.most_common(1)[0][0]
+        shift = shape.get(common, 0.0)
+        bias += SHAPE_VALUE * shift
+        for name in counts:
+            shape[name] = shape.get(name, 0.0) - shift
+    return bias
 
 
 def fit(
     examples: Sequence[Example],
     settings: FitSettings,
+    contexts: Contexts | None,
     *,
+    calibration: tuple[float, float] = (1.0, 0.0),
     threshold: float = 0.5,
-    rows: Sequence[set[str]] | None = None,
-    meaning: np.ndarray | None = None,
+    meta: dict[str, Any] | None = None,
+    own: Callable[[Example], bool] = lambda e: False,
 ) -> ScorerModel:
-    """A model fitted on ``examples`` (``rows``, ``meaning``: their features, when already computed)."""
-    try:
-        import numpy as np
-        from scipy.sparse import csr_matrix, hstack
-        from sklearn.linear_model import LogisticRegression
-    except ImportError as exc:  # on the path without its dependencies (a checkout, not an install)
-        raise RuntimeError(
-            "training needs scikit-learn, a dependency of the training package: pip install -e ./training"
-        ) from exc
-    if rows is None:
-        rows = [_features(e) for e in examples]
-    vectors = load_word_vectors() if settings.meaning_scale else None
-    if vectors is not None and meaning is None:
-        meaning = meaning_matrix(rows, vectors, settings.meaning_scale)
-    counts = Counter(f for row in rows for f in row)
-    names = sorted(f for f, n in counts.items() if n >= settings.min_count)
-    column = {f: i for i, f in enumerate(names)}
-    labels = [1 if e.label == "hard" else 0 for e in examples]
-    if len(set(labels)) < 2:
-        raise ValueError("training needs examples of both labels, hard and easy")
-    # liblinear takes 32-bit indices only; the rows are sets, so every value is 1.
-    scale = np.asarray([_scale(name, settings.structure_scale) for name in names])
-    indices: list[int] = []
-    indptr = [0]
-    values: list[float] = []
-    table = [table_of(name) for name in names]
-    for row in rows:
-        known = sorted(column[f] for f in row if f in column)
-        # Each row's word blocks damped as the scorer damps them, by the block's size in the row
-        # (every feature of the block, known to the model or not: what the scorer counts).
-        sizes = Counter(map(table_of, row))
-        factor = {name: damping(sizes[name], settings.damping) if name in DAMPED else 1.0 for name in sizes}
-        indices.extend(known)
-        values.extend(scale[i] * factor[table[i]] for i in known)
-        indptr.append(len(indices))
-    index_array = np.asarray(indices, dtype=np.int32)
-    matrix = csr_matrix(
-        (np.asarray(values), index_array, np.asarray(indptr, dtype=np.int32)),
-        shape=(len(rows), len(names)),
-    )
-    if vectors is not None and meaning is not None:
-        matrix = hstack([matrix, csr_matrix(meaning)], format="csr")
-    groups = [group_of(e) for e in examples] if settings.heads else []
-    names_of_groups = sorted(set(groups))
-    if len(names_of_groups) <= 2:  # one hard group and one easy one: a single head is the same model
-        heads: tuple[Head, ...] = ONE_HEAD
-        targets = [labels]
-    else:
-        heads = tuple(Head(g, g in _HARD_GROUPS) for g in names_of_groups)
-        targets = [[1 if group == g else 0 for group in groups] for g in names_of_groups]
-    coefs, intercepts = [], []
-    factors = dict(settings.head_c)
-    for head, target in zip(heads, targets, strict=True):
-        model = LogisticRegression(
-            C=settings.c * factors.get(head.name, 1.0),
-            solver="liblinear",
-            class_weight="balanced",
-            max_iter=2000,
-            random_state=settings.seed,
-        )
-        model.fit(matrix, target)
-        coefs.append(model.coef_[0])
-        intercepts.append(round(float(model.intercept_[0]), 4))
-    stored = [coef[: len(names)] * scale for coef in coefs]
-    kept = [i for i in range(len(names)) if max(abs(w[i]) for w in stored) >= settings.prune]
-    weights = ([str(names[i]) for i in kept], [[round(float(w[i]), 4) for i in kept] for w in stored])
-    tables: dict[str, tuple[list[str], list[list[float]]]] = {}
-    if vectors is not None:
-        # Linear in a mean of vectors = the mean of each word's projection: one number per word, block
-        # and head.
-        projections = []
-        for coef in coefs:
-            dense = coef[len(names) :].reshape(len(MEANING_BLOCKS), vectors.dims) * settings.meaning_scale
-            projections.append((vectors.vectors @ dense.T).T)  # blocks x words
-        for b, block in enumerate(MEANING_BLOCKS):
-            tables[block] = (list(vectors.words), [[round(float(v), 3) for v in p[b]] for p in projections])
-    meta: dict[str, Any] = {
-        "created": datetime.now(UTC).date().isoformat(),
+    """The model of ``examples`` (and of each behind a training context), with the calibration and the
+    threshold the evaluation chose."""
+    rows = _rows(examples, settings, contexts, own)
+    info = {
+        "trained": datetime.now(UTC).strftime("%Y-%m-%d"),
         "examples": len(examples),
-        "by_source": dict(sorted(Counter(e.source for e in examples).items())),
         "c": settings.c,
-        "structure_scale": settings.structure_scale,
-        "meaning_scale": settings.meaning_scale,
-        "meaning_dims": vectors.dims if vectors is not None else 0,
-        "min_count": settings.min_count,
-        "seed": settings.seed,
-        "heads": [h.name for h in heads],
-        "damping": settings.damping,
-        "head_c": {h.name: factors[h.name] for h in heads if h.name in factors},
+        **(meta or {}),
     }
-    return ScorerModel.from_columns(weights, intercepts, threshold, meta, tables, heads, settings.damping)
+    model = _fit_rows(rows, settings, info)
+    model.calibration = calibration
+    model.threshold = threshold
+    return model
 
 
-def _scale(name: str, structure: float) -> float:
-    # The context's features ("c:s:...", kind "c") keep the scale of a word, its structure included:
-    # doubled like the newest turn's, a system prompt's shape alone would outweigh a chat turn under it,
-    # and the context weighs less than the newest turn.
-    return structure if name.split(":", 1)[0] in ("s", "ps") else 1.0
-
-
-def predict(model: ScorerModel, examples: Sequence[Example]) -> list[Prediction]:
-    """Scores as the gateway computes them: the newest turn and its context."""
-    out = []
-    for example in examples:
-        talk = conversation({"messages": example.messages})
-        out.append(Prediction(example, model.score(talk.newest, talk.context).score))
+def cross_validate(
+    examples: Sequence[Example],
+    settings: FitSettings,
+    folds: int,
+    train_contexts: Contexts | None,
+    eval_contexts: Contexts | None,
+    *,
+    trainable: Callable[[Example], bool] = lambda e: True,
+    measured: Callable[[Example], bool] = lambda e: True,
+    progress: Callable[[int, int, float], None] | None = None,
+    own: Callable[[Example], bool] = lambda e: False,
+) -> list[Prediction]:
+    """Held-out predictions: the groups (``Example.unit``) dealt into ``folds`` folds at random (seeded);
+    each fold's ``measured`` examples scored, plain and behind each evaluation context, by a model fitted
+    on the other folds' ``trainable`` examples. Raw probabilities: ``calibrate`` maps them."""
+    units = sorted({e.unit for e in examples})
+    random.Random(settings.seed).shuffle(units)
+    dealt = {unit: i % folds for i, unit in enumerate(units)}
+    if len(units) < folds:
+        # Fewer groups than folds (an operator's one file of labels): the examples are dealt instead.
+        dealt = {}
+        order = list(range(len(examples)))
+        random.Random(settings.seed).shuffle(order)
+        examples = [replace(e, group=f"row:{i}") for i, e in enumerate(examples)]
+        dealt = {examples[i].unit: k % folds for k, i in enumerate(order)}
+    rows = _rows(examples, settings, train_contexts, own)
+    rng = random.Random(settings.seed + 1)
+    tests: list[tuple[int, str, RequestVector]] = []
+    for i, example in enumerate(examples):
+        if not measured(example):
+            continue
+        tests.append((i, "plain", vector_of(example.messages)))
+        if eval_contexts is not None:
+            for kind in CONTEXT_KINDS:
+                messages = in_context(example.messages, eval_contexts, kind, rng)
+                tests.append((i, kind, vector_of(messages)))
+    out: list[Prediction] = []
+    started = time.monotonic()
+    for k in range(folds):
+        keep = [
+            j
+            for j, owner in enumerate(rows.owners)
+            if dealt[examples[owner].unit] != k and trainable(examples[owner])
+        ]
+        sub = _Rows(
+            [rows.vectors[j] for j in keep],
+            [rows.labels[j] for j in keep],
+            [rows.weights[j] for j in keep],
+            [rows.owners[j] for j in keep],
+        )
+        model = _fit_rows(sub, settings)
+        for i, variant, v in tests:
+            if dealt[examples[i].unit] == k:
+                logit = model.logit_of(_only(v, settings.parts))
+                out.append(Prediction(examples[i], _sigmoid(logit), logit, variant))
+        if progress is not None:
+            progress(k + 1, folds, time.monotonic() - started)
     return out
 
 
-def leave_one_source_out(
-    examples: Sequence[Example], settings: FitSettings, *, jobs: int | None = None, folds: int | None = None
-) -> list[Prediction]:
-    """Each source's examples scored by a model trained on every other source; with ``folds``, the
-    sources dealt in turn (sorted by name) into that many groups, each group held out together: every
-    source is still scored by a model that never saw it, from ``folds`` fits instead of one per source
-    (`gateway router train`: a four-head model's 85 folds take ~20 minutes on 2 cores, 12 about 3).
-
-    The folds run in ``jobs`` threads (default: one per core, at most 4): liblinear releases the GIL
-    while it fits, which is most of a fold, so 2 cores halve the time. The result does not depend on
-    ``jobs`` (each fold is seeded and independent).
-    """
-    sources = sorted({e.source for e in examples})
-    groups = (
-        [sources[i::folds] for i in range(folds)]
-        if folds and folds < len(sources)
-        else [[s] for s in sources]
-    )
-    rows = [_features(e) for e in examples]  # once, not once per fold
-    meaning = (
-        meaning_matrix(rows, load_word_vectors(), settings.meaning_scale) if settings.meaning_scale else None
+def _only(v: RequestVector, parts: frozenset[str]) -> RequestVector:
+    """``v`` with the parts an ablation leaves out emptied."""
+    if len(parts) == 4:
+        return v
+    return RequestVector(
+        v.ngrams if "ngrams" in parts else {},
+        v.text if "text" in parts else {},
+        v.context if "context" in parts else {},
+        v.shape if "shape" in parts else frozenset(),
     )
 
-    def fold(held_sources: list[str]) -> list[Prediction]:
-        held = set(held_sources)
-        train = [i for i, e in enumerate(examples) if e.source not in held]
-        if len({examples[i].label for i in train}) < 2:
-            return []  # nothing to learn from without these sources
-        model = fit(
-            [examples[i] for i in train],
-            settings,
-            rows=[rows[i] for i in train],
-            meaning=None if meaning is None else meaning[train],
-        )
-        return predict(model, [e for e in examples if e.source in held])
 
-    workers = jobs or min(4, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return [p for predictions in pool.map(fold, groups) for p in predictions]
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
 
 
-# Thresholds whose balanced accuracy is within this of the best count as equally good (choose_threshold).
-NEAR_BEST = 0.001
+def calibrate(predictions: Sequence[Prediction]) -> tuple[float, float]:
+    """Platt scaling on held-out logits: ``(a, b)`` with ``P(hard) = sigmoid(a * logit + b)``."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.asarray([[p.logit] for p in predictions])
+    y = np.asarray([p.example.label == "hard" for p in predictions])
+    clf = LogisticRegression(C=1e6, solver="lbfgs").fit(x, y)
+    return float(clf.coef_[0][0]), float(clf.intercept_[0])
 
 
-def choose_threshold(predictions: Sequence[Prediction]) -> float:
-    """The threshold with the best balanced accuracy (the mean of the hard and the easy recall), and
-    among those within NEAR_BEST of it, the one whose worst class (category) does best.
-
-    Balanced, because the two errors cost differently but both matter: a hard request on the diffusion
-    backend is a wrong answer, an easy one on the autoregressive backend is a slow one; an operator who
-    weighs them differently sets routing.scorer.threshold (docs/scorer.md). Then the worst class,
-    because balanced accuracy is flat near its best, where a few hundredths move errors between classes
-    and the mean does not notice: there the threshold that fails its weakest class least is chosen.
-    With labels alone (an operator's data) the classes are hard and easy: the fairer of the two recalls.
-    """
-    values = {step / 100: balanced_accuracy(predictions, step / 100) for step in range(5, 96)}
-    best = max(values.values())
-    near = [t for t, v in values.items() if v >= best - NEAR_BEST - 1e-12]
-    by_class: dict[str, list[Prediction]] = {}
-    for p in predictions:
-        by_class.setdefault(p.example.category, []).append(p)
-
-    def worst(threshold: float) -> float:
-        return min(
-            sum((p.score >= threshold) == (p.example.label == "hard") for p in rows) / len(rows)
-            for rows in by_class.values()
-        )
-
-    # Ties go to the threshold nearest 0.5: the least surprising choice.
-    return max(near, key=lambda t: (round(worst(t), 9), -abs(t - 0.5)))
+def calibrated(predictions: Sequence[Prediction], calibration: tuple[float, float]) -> list[Prediction]:
+    a, b = calibration
+    return [Prediction(p.example, _sigmoid(a * p.logit + b), p.logit, p.variant) for p in predictions]
 
 
 def recall(predictions: Sequence[Prediction], threshold: float, label: str) -> float:
@@ -345,3 +311,12 @@ def recall(predictions: Sequence[Prediction], threshold: float, label: str) -> f
 
 def balanced_accuracy(predictions: Sequence[Prediction], threshold: float) -> float:
     return (recall(predictions, threshold, "hard") + recall(predictions, threshold, "easy")) / 2
+
+
+def choose_threshold(predictions: Sequence[Prediction]) -> float:
+    """The threshold (in hundredths) with the best balanced accuracy, the mean of the hard and the easy
+    recall: a hard request on the diffusion backend is a wrong answer, an easy one on the
+    autoregressive backend a slow one, and both matter. Ties go to the one nearest 0.5."""
+    values = {step / 100: balanced_accuracy(predictions, step / 100) for step in range(5, 96)}
+    best = max(values.values())
+    return min((t for t, v in values.items() if v >= best - 1e-12), key=lambda t: abs(t - 0.5))

@@ -1,157 +1,220 @@
-"""Plain-text reports of a scorer's predictions: per class, per source, confusion, threshold sweep."""
+"""The scorer's evaluation, run and printed: held-out figures by class, language and context, a
+threshold sweep, the reliability of the scores, and the requests it got wrong.
+
+``evaluate`` runs the group-held-out evaluation (``fit.cross_validate``), fits the calibration on the
+plain held-out scores and chooses the threshold on them; the tables below read its predictions. Figures
+are recalls: the share of hard requests scored at or above the threshold, and of easy ones below it.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+import math
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
-from gateway.routing.decision import BackendView, RouteInput, decide
-from gateway.routing.features import extract_features
-from gateway.routing.settings import RoutingSettings
-from gateway_training.fit import Prediction, recall
-
-__all__ = ["TARGETS", "confusion", "per_group", "structural", "sweep", "targets", "under_policy"]
-
-
-_BACKENDS = (
-    BackendView(name="diffusion", kind="diffusion", model="diffusion", max_concurrency=4),
-    BackendView(name="autoregressive", kind="autoregressive", model="autoregressive", max_concurrency=256),
+from gateway_training.corpus import CONTEXT_KINDS, HARD_CLASSES, Contexts
+from gateway_training.fit import (
+    FitSettings,
+    Prediction,
+    calibrate,
+    calibrated,
+    choose_threshold,
+    cross_validate,
+    recall,
 )
+from gateway_training.sources import Example
+
+__all__ = [
+    "TARGETS",
+    "Evaluation",
+    "evaluate",
+    "misrouted",
+    "per_class",
+    "per_context",
+    "per_language",
+    "pooled",
+    "progress_line",
+    "reliability",
+    "sweep",
+]
+
+# The routing targets on real prompts from held-out sources (docs/scorer.md).
+TARGETS = {"hard": 0.92, "easy": 0.94, "class": 0.88, "language": 0.85, "context_gap": 0.03}
 
 
-def structural(messages: list[dict[str, object]]) -> bool:
-    """Whether the routing policy sends this conversation to the autoregressive backend with no score at
-    all: its structural rules (code in the text, an agent loop, an image, ...), decided by the policy
-    itself (``decide`` with the scorer off), for a chat request with these messages and nothing else."""
-    features = extract_features({"messages": messages}, "chat")
-    decision = decide(RouteInput(model="auto", features=features), _BACKENDS, RoutingSettings())
-    return decision.candidates[0] == "autoregressive"
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    raw: list[Prediction]  # held-out, uncalibrated probabilities
+    predictions: list[Prediction]  # the same, calibrated
+    calibration: tuple[float, float]
+    threshold: float
+
+    def plain(self, keep: Callable[[Example], bool] = lambda e: True) -> list[Prediction]:
+        return [p for p in self.predictions if p.variant == "plain" and keep(p.example)]
 
 
-def under_policy(predictions: Sequence[Prediction]) -> list[Prediction]:
-    """The predictions as the routing policy uses them: a conversation the structural rules send to the
-    autoregressive backend counts as scored 1.0, whatever the scorer said. What a class's requests meet
-    in the gateway (docs/routing.md: the rules come first, the score decides the rest)."""
-    return [Prediction(p.example, 1.0) if structural(p.example.messages) else p for p in predictions]
+def progress_line(done: int, total: int, elapsed: float) -> None:
+    """Folds done and the time left, on one line that rewrites itself (stderr)."""
+    left = elapsed / done * (total - done)
+    end = "\n" if done == total else ""
+    line = f"\r  fold {done}/{total}, {elapsed:.0f} s so far, about {left:.0f} s left   "
+    print(line, end=end, file=sys.stderr, flush=True)
 
 
-def _right(p: Prediction, threshold: float) -> bool:
-    return (p.score >= threshold) == (p.example.label == "hard")
-
-
-def per_group(
-    predictions: Sequence[Prediction], threshold: float, key: Callable[[Prediction], str], title: str
-) -> str:
-    groups: dict[str, list[Prediction]] = defaultdict(list)
-    for p in predictions:
-        groups[key(p)].append(p)
-    lines = [f"| {title} | label | n | routed as labelled |", "|---|---|---:|---:|"]
-    for name in sorted(groups, key=lambda g: (groups[g][0].example.label, g)):
-        rows = groups[name]
-        right = sum(_right(p, threshold) for p in rows)
-        label = rows[0].example.label
-        target = "autoregressive" if label == "hard" else "diffusion"
-        lines.append(f"| {name} | {label} (to {target}) | {len(rows)} | {right / len(rows):.1%} |")
-    return "\n".join(lines)
-
-
-def confusion(predictions: Sequence[Prediction], threshold: float) -> str:
-    cells = {(a, b): 0 for a in ("hard", "easy") for b in ("hard", "easy")}
-    for p in predictions:
-        cells[(p.example.label, "hard" if p.score >= threshold else "easy")] += 1
-    return "\n".join(
-        [
-            "| labelled \\ scored | hard (autoregressive) | easy (diffusion) |",
-            "|---|---:|---:|",
-            f"| hard | {cells[('hard', 'hard')]} | {cells[('hard', 'easy')]} |",
-            f"| easy | {cells[('easy', 'hard')]} | {cells[('easy', 'easy')]} |",
-        ]
+def evaluate(
+    examples: Sequence[Example],
+    settings: FitSettings,
+    folds: int,
+    train_contexts: Contexts | None,
+    eval_contexts: Contexts | None,
+    *,
+    trainable: Callable[[Example], bool] = lambda e: True,
+    measured: Callable[[Example], bool] = lambda e: True,
+    progress: Callable[[int, int, float], None] | None = None,
+    own: Callable[[Example], bool] = lambda e: False,
+) -> Evaluation:
+    raw = cross_validate(
+        examples,
+        settings,
+        folds,
+        train_contexts,
+        eval_contexts,
+        trainable=trainable,
+        measured=measured,
+        progress=progress,
+        own=own,
     )
+    plain = [p for p in raw if p.variant == "plain"]
+    calibration = calibrate(plain)
+    predictions = calibrated(raw, calibration)
+    threshold = choose_threshold([p for p in predictions if p.variant == "plain"])
+    return Evaluation(raw, predictions, calibration, threshold)
 
 
-def sweep(predictions: Sequence[Prediction], thresholds: Sequence[float] | None = None) -> str:
-    steps = thresholds or [t / 10 for t in range(1, 10)]
-    lines = ["| threshold | hard recall | easy recall | to autoregressive |", "|---:|---:|---:|---:|"]
-    for t in steps:
-        share = sum(p.score >= t for p in predictions) / max(1, len(predictions))
-        lines.append(
-            f"| {t:.2f} | {recall(predictions, t, 'hard'):.1%} | {recall(predictions, t, 'easy'):.1%} "
-            f"| {share:.1%} |"
-        )
+def _pct(x: float) -> str:
+    return "-" if math.isnan(x) else f"{100 * x:.1f} %"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-# The routing targets for the built-in classes, held out: the share of each class routed as labelled.
-TARGETS = {
-    "reasoning": 0.95,
-    "math-word": 0.95,
-    "math": 0.95,
-    "code": 1.0,
-    "smalltalk": 0.97,
-    "factual": 0.97,
-    "transform": 0.97,
+def pooled(predictions: Sequence[Prediction], threshold: float) -> tuple[float, float]:
+    """Hard and easy recall over every prediction (micro)."""
+    return recall(predictions, threshold, "hard"), recall(predictions, threshold, "easy")
+
+
+def per_class(predictions: Sequence[Prediction], threshold: float) -> str:
+    by: dict[str, list[Prediction]] = {}
+    for p in predictions:
+        by.setdefault(p.example.category, []).append(p)
+    rows = []
+    for cls in sorted(by, key=lambda c: (c in HARD_CLASSES, c)):
+        group = by[cls]
+        label = "hard" if cls in HARD_CLASSES else "easy"
+        rows.append((cls, label, str(len(group)), _pct(recall(group, threshold, label))))
+    return _table(("class", "label", "n", "recall"), rows)
+
+
+def per_language(predictions: Sequence[Prediction], threshold: float, least: int = 100) -> str:
+    """Languages with at least ``least`` examples: hard, easy and balanced recall."""
+    by: dict[str, list[Prediction]] = {}
+    for p in predictions:
+        by.setdefault(p.example.lang or "?", []).append(p)
+    rows = []
+    for lang in sorted(by, key=lambda k: -len(by[k])):
+        group = by[lang]
+        if len(group) < least:
+            continue
+        hard, easy = pooled(group, threshold)
+        balanced = (hard + easy) / 2 if not (math.isnan(hard) or math.isnan(easy)) else float("nan")
+        rows.append((lang, str(len(group)), _pct(hard), _pct(easy), _pct(balanced)))
+    return _table(("language", "n", "hard", "easy", "balanced"), rows)
+
+
+def per_context(predictions: Sequence[Prediction], threshold: float) -> str:
+    """Each held-out prompt plain and behind the evaluation's contexts (never seen in training)."""
+    rows = []
+    for variant in ("plain", *CONTEXT_KINDS):
+        group = [p for p in predictions if p.variant == variant]
+        if group:
+            hard, easy = pooled(group, threshold)
+            rows.append((_CONTEXT_NAMES[variant], _pct(hard), _pct(easy)))
+    return _table(("context", "hard", "easy"), rows)
+
+
+_CONTEXT_NAMES = {
+    "plain": "plain",
+    "persona": "behind a friendly bot persona and a greeting",
+    "rules": "behind a rules-style system prompt",
+    "conversation": "as the third turn of unrelated small talk",
 }
 
 
-def targets(predictions: Sequence[Prediction], goals: dict[str, float] | None = None) -> str:
-    """Where each class meets its target as the threshold moves (0.01 to 0.99), and what the other
-    classes read there: whether one threshold meets them all, and what each target costs the others.
-
-    A hard class meets its target up to some threshold, an easy one from some threshold on (a higher
-    threshold keeps more on diffusion); each row gives that edge and the classes short of their own
-    targets at it. Pass the predictions as routed (``under_policy``) for what the gateway does; "" when
-    no class has a target."""
-    goals = TARGETS if goals is None else goals
-    by_class: dict[str, list[Prediction]] = defaultdict(list)
-    for p in predictions:
-        if p.example.category in goals:
-            by_class[p.example.category].append(p)
-    if not by_class:  # an operator's data: labels, no classes with targets
-        return ""
-    grid = [step / 100 for step in range(1, 100)]
-    share = {
-        (name, t): sum(_right(p, t) for p in rows) / len(rows)
-        for name, rows in by_class.items()
-        for t in grid
-    }
-
-    def met(name: str, t: float) -> bool:
-        return share[(name, t)] >= goals[name] - 1e-12
-
-    lines = [
-        "| class | target | met at thresholds | at the edge, short of their targets |",
-        "|---|---:|---|---|",
-    ]
-    for name in sorted(by_class, key=lambda n: (by_class[n][0].example.label, n)):
-        hard = by_class[name][0].example.label == "hard"
-        where = [t for t in grid if met(name, t)]
-        if not where:
-            lines.append(
-                f"| {name} | {goals[name]:.0%} | none (at best {max(share[(name, t)] for t in grid):.1%}) | |"
-            )
-            continue
-        edge = max(where) if hard else min(where)
-        short = ", ".join(
-            f"{other} {share[(other, edge)]:.1%}" for other in sorted(by_class) if not met(other, edge)
-        )
-        span = f"up to {edge:.2f}" if hard else f"from {edge:.2f}"
-        lines.append(f"| {name} | {goals[name]:.0%} | {span} | {short or 'none'} |")
-    every = _spans([t for t in grid if all(met(name, t) for name in by_class)])
-    lines += ["", f"Every target met at once: {every or 'at no threshold'}."]
-    if not every:  # which target stands in the way: the others met together without it
-        for name in sorted(by_class):
-            rest = _spans([t for t in grid if all(met(o, t) for o in by_class if o != name)])
-            if rest:
-                lines.append(f"Every target but {name}'s: {rest}.")
-    return "\n".join(lines)
+def sweep(predictions: Sequence[Prediction], steps: Iterable[float] = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)) -> str:
+    rows = []
+    for t in steps:
+        hard, easy = pooled(predictions, t)
+        to_ar = sum(p.score >= t for p in predictions) / max(1, len(predictions))
+        rows.append((f"{t:.2f}", _pct(hard), _pct(easy), _pct(to_ar)))
+    return _table(("threshold", "hard recall", "easy recall", "sent to autoregressive"), rows)
 
 
-def _spans(grid: Sequence[float]) -> str:
-    """Thresholds on the 0.01 grid as runs: "0.52-0.55, 0.58"."""
-    runs: list[list[float]] = []
-    for t in grid:
-        if runs and round(t - runs[-1][-1], 2) <= 0.01:
-            runs[-1].append(t)
-        else:
-            runs.append([t])
-    return ", ".join(f"{r[0]:.2f}-{r[-1]:.2f}" if len(r) > 1 else f"{r[0]:.2f}" for r in runs)
+def reliability(raw: Sequence[Prediction], calibrated_: Sequence[Prediction]) -> str:
+    """Predicted score against the observed share of hard requests, in tenths of the score, before and
+    after calibration; the class mix is that of the predictions given."""
+
+    def bins(predictions: Sequence[Prediction]) -> list[tuple[int, float, float]]:
+        out = []
+        for k in range(10):
+            lo, hi = k / 10, (k + 1) / 10
+            group = [p for p in predictions if lo <= p.score < hi or (k == 9 and p.score == 1.0)]
+            if group:
+                mean = sum(p.score for p in group) / len(group)
+                hard = sum(p.example.label == "hard" for p in group) / len(group)
+                out.append((len(group), mean, hard))
+            else:
+                out.append((0, float("nan"), float("nan")))
+        return out
+
+    before, after = bins(raw), bins(calibrated_)
+    rows = []
+    for k in range(10):
+        (n0, _, h0), (n1, m1, h1) = before[k], after[k]
+        rows.append((f"{k / 10:.1f}-{(k + 1) / 10:.1f}", str(n0), _pct(h0), str(n1), _pct(m1), _pct(h1)))
+    mix = Counter(p.example.label for p in calibrated_)
+    share = mix["hard"] / max(1, sum(mix.values()))
+    table = _table(
+        (
+            "score",
+            "n (raw)",
+            "hard share (raw)",
+            "n (calibrated)",
+            "mean score (calibrated)",
+            "hard share (calibrated)",
+        ),
+        rows,
+    )
+    return f"{table}\n\nClass mix: {mix['hard']} hard, {mix['easy']} easy ({100 * share:.0f} % hard)."
+
+
+def expected_calibration_error(predictions: Sequence[Prediction]) -> float:
+    """The mean gap between score and observed hard share, over tenths of the score, weighted by count."""
+    total = 0.0
+    for k in range(10):
+        group = [p for p in predictions if k / 10 <= p.score < (k + 1) / 10 or (k == 9 and p.score == 1.0)]
+        if group:
+            mean = sum(p.score for p in group) / len(group)
+            hard = sum(p.example.label == "hard" for p in group) / len(group)
+            total += len(group) * abs(mean - hard)
+    return total / max(1, len(predictions))
+
+
+def misrouted(predictions: Sequence[Prediction], threshold: float, limit: int = 50) -> list[Prediction]:
+    """The predictions on the wrong side of the threshold, the most confidently wrong first."""
+    wrong = [p for p in predictions if (p.score >= threshold) != (p.example.label == "hard")]
+    return sorted(wrong, key=lambda p: -abs(p.score - threshold))[:limit]

@@ -1,7 +1,7 @@
 """Where training examples come from: a named source, its label, its licence, and a generator.
 
-A source is the unit of the leave-one-source-out evaluation: the trainer holds out every example of one
-source at a time, so a source should be one author's (or one template family's) way of writing prompts.
+A generator source draws conversations from templates written for this project; corpora of written and
+real requests (``corpus.py``) are the rest of the training data, and the measure.
 """
 
 from __future__ import annotations
@@ -22,8 +22,16 @@ Messages = list[dict[str, Any]]
 class Example:
     messages: Messages
     label: Label
-    source: str  # Source.name
-    category: str  # Source.category
+    source: str  # Source.name, or a corpus's source
+    category: str  # Source.category, or a corpus row's class
+    # What the evaluation holds out together (a written group, a real collection, a generator family);
+    # empty: the source.
+    group: str = ""
+    lang: str = ""  # ISO 639-1, where known
+
+    @property
+    def unit(self) -> str:
+        return self.group or self.source
 
     def to_json(self) -> dict[str, Any]:
         return {

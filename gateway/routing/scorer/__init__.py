@@ -1,7 +1,6 @@
-"""The difficulty scorer: the probability that a request needs the autoregressive backend.
+"""The difficulty scorer: the calibrated probability that a request needs the autoregressive backend.
 
-linear.py (the model and its score), load.py (reading a model, checked at start-up), model_file.py
-(the files both models live in), text.py, lexicons.py and blocks.py (a request's features), weights.py
-(the packed weight tables), embedding.py (the optional second stage), settings.py (``routing.scorer``),
-models/ (the shipped models and their card).
+vector.py (a request's features), text.py and lexicons.py (the text features it includes), model.py
+(the model and its score), load.py (the model file, read and checked at start-up), settings.py
+(``routing.scorer``), models/ (the shipped model and its card).
 """

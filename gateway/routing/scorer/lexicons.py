@@ -2,8 +2,9 @@
 
 Each list is a lexicon whose size in a text is a feature (``s:code_terms=2-3``, ``s:social_terms=0``):
 a count learned against counter-examples carries over to requests no training source wrote, where single
-words say little. Changing a list changes what the shipped model reads: retrain it (docs/scorer.md,
-"Retraining on your own traffic") and compare held out (``bench/router_loso.py``).
+words say little. Changing a list changes what the shipped model reads: give the feature set a new name
+(``vector.FEATURE_SET``), retrain the model (docs/scorer.md, "Retraining on your own traffic") and compare
+held out (``gateway router train``'s evaluation, ``bench/routing_ablation.py``).
 """
 
 from __future__ import annotations

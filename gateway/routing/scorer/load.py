@@ -1,30 +1,34 @@
-"""Reading a scorer model: the shipped one or a file ``gateway router train`` wrote, checked at start-up.
+"""Reading and writing a scorer model file, checked at start-up.
 
-Format 1 (one head: a number per feature and word) and format 2 (several heads: per table, its keys and
-a column of weights per head, ``weights.columns_of``). A missing, unreadable or malformed file is a
-``ModelError`` with the reason, never a silent fallback to another policy.
+One format, ``gateway-router/3``: gzip of a JSON header line (format, feature set, bias, calibration,
+threshold, shape weights, the weights' scale, the model card's facts) followed by the hashed weights as
+little-endian 16-bit integers (``2**BITS`` of them, times the scale). A missing, unreadable or malformed
+file, or one trained on another feature set, is a ``ModelError`` with the reason, never a silent
+fallback to another policy.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
+import math
+import sys
+import zlib
+from array import array
+from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from gateway.errors import ModelError
-from gateway.routing.scorer import model_file
-from gateway.routing.scorer import weights as tables
-from gateway.routing.scorer.linear import (
-    DEFAULT_MODEL,
-    FORMAT,
-    FORMAT_HEADS,
-    MEANING_BLOCKS,
-    ONE_HEAD,
-    Head,
-    ScorerModel,
-)
+from gateway.routing.scorer.model import ScorerModel
 from gateway.routing.scorer.settings import ScorerSettings
+from gateway.routing.scorer.vector import BITS, FEATURE_SET
 
-__all__ = ["load_model", "parse_model", "scorer_for"]
+__all__ = ["DEFAULT_MODEL", "FORMAT", "dump_model", "load_model", "parse_model", "scorer_for"]
+
+FORMAT = "gateway-router/3"
+DEFAULT_MODEL = "default"  # the model shipped in gateway/routing/scorer/models/
+_SHIPPED_FILE = "default.bin.gz"
+_LIMIT = 32767
 
 
 def scorer_for(settings: ScorerSettings) -> ScorerModel | None:
@@ -34,71 +38,85 @@ def scorer_for(settings: ScorerSettings) -> ScorerModel | None:
 
 def load_model(name_or_path: str | Path = DEFAULT_MODEL) -> ScorerModel:
     """The shipped model (``"default"``) or a model file written by ``gateway router train``."""
-    raw, label = model_file.read(name_or_path, "default.json.gz", "routing model")
-    model = parse_model(raw, label)
-    del raw
-    model_file.give_back_freed_memory()
-    return model
+    if str(name_or_path) == DEFAULT_MODEL:
+        label = f"the shipped routing model (gateway/routing/scorer/models/{_SHIPPED_FILE})"
+        try:
+            raw = resources.files("gateway.routing.scorer").joinpath("models", _SHIPPED_FILE).read_bytes()
+        except OSError as exc:
+            raise ModelError(f"{label} is missing from the installation: {exc}") from exc
+    else:
+        label = f"routing model {name_or_path}"
+        try:
+            raw = Path(name_or_path).read_bytes()
+        except OSError as exc:
+            raise ModelError(f"cannot read {label}: {exc.strerror or exc}") from exc
+    return parse_model(raw, label)
 
 
 def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
-    data = model_file.decode(raw, label, (FORMAT, FORMAT_HEADS), " (see gateway router train)")
-    weights = data.get("weights")
-    if not isinstance(weights, dict) or not weights:
-        raise ModelError(f"{label} holds no weights")
-    heads = _heads(data, label)
-    meaning = data.get("meaning", {})
-    if not isinstance(meaning, dict) or not set(meaning) <= set(MEANING_BLOCKS):
-        raise ModelError(f"{label} has malformed meaning weights (blocks {', '.join(MEANING_BLOCKS)} only)")
-    if not all(isinstance(table, dict) for table in meaning.values()):
-        raise ModelError(f"{label} has malformed meaning weights")
     try:
-        threshold = float(data["threshold"])
-        meta = data.get("meta")
-        meta = meta if isinstance(meta, dict) else {}
-        damping = _damping(data, label)
-        if heads is ONE_HEAD:
-            model = ScorerModel(weights, data["bias"], threshold, meta, meaning, damping=damping)
-        else:
-            model = ScorerModel.from_columns(
-                tables.columns_of(weights),
-                data["bias"],
-                threshold,
-                meta,
-                {b: tables.columns_of(t) for b, t in meaning.items()},
-                heads,
-                damping,
-            )
+        data = gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ModelError(f"{label} is not a gzip'd model file ({exc})") from exc
+    head, _, body = data.partition(b"\n")
+    try:
+        meta = json.loads(head)
+    except ValueError as exc:
+        raise ModelError(f"{label} has no readable header ({exc})") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise ModelError(f"{label} has format {found!r}; expected {FORMAT!r} (see gateway router train)")
+    if meta.get("feature_set") != FEATURE_SET:
+        raise ModelError(
+            f"{label} was trained on features {meta.get('feature_set')!r}, but this gateway computes "
+            f"{FEATURE_SET!r}: retrain it with this version (gateway router train)"
+        )
+    if meta.get("bits") != BITS or len(body) != 2 << BITS:
+        raise ModelError(f"{label} holds {len(body) // 2} weights; expected {1 << BITS}")
+    packed = array("h")
+    packed.frombytes(body)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    try:
+        scale = float(meta["scale"])
+        a, b = (float(x) for x in meta["calibration"])
+        shape = {str(k): float(v) for k, v in dict(meta["shape"]).items()}
+        model = ScorerModel(
+            array("f", [scale * w for w in packed]),
+            shape,
+            float(meta["bias"]),
+            calibration=(a, b),
+            threshold=float(meta["threshold"]),
+            meta=meta.get("meta") if isinstance(meta.get("meta"), dict) else {},
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{label} is incomplete or malformed: {exc!r}") from exc
     if not model.finite():
         raise ModelError(f"{label} holds a weight that is not a finite number")
-    if not 0.0 < threshold < 1.0:
-        raise ModelError(f"{label} has threshold {threshold}, out of range (0, 1)")
+    if not 0.0 < model.threshold < 1.0:
+        raise ModelError(f"{label} has threshold {model.threshold}, out of range (0, 1)")
     return model
 
 
-def _heads(data: dict[str, Any], label: str) -> tuple[Head, ...]:
-    if data["format"] == FORMAT:
-        return ONE_HEAD
-    raw = data.get("heads")
-    if not isinstance(raw, list) or not all(
-        isinstance(h, dict) and isinstance(h.get("name"), str) and isinstance(h.get("hard"), bool)
-        for h in raw
-    ):
-        raise ModelError(f'{label} has malformed heads (a list of {{"name": ..., "hard": true|false}})')
-    heads = tuple(Head(h["name"], h["hard"]) for h in raw)
-    if {h.hard for h in heads} != {True, False}:
-        raise ModelError(f"{label} needs a hard head and an easy one")
-    return heads
-
-
-def _damping(data: dict[str, Any], label: str) -> float | None:
-    """The words per block from which the model damps a block's sum (``blocks.damping``); a file
-    written before there was damping has none."""
-    value = data.get("damping")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e6:
-        raise ModelError(f"{label} has damping {value!r}: a number of words, above 0")
-    return float(value)
+def dump_model(model: ScorerModel) -> bytes:
+    """A model file's bytes: the same model gives the same bytes (gzip without a time stamp)."""
+    largest = max((abs(w) for w in model.weights), default=0.0)
+    scale = largest / _LIMIT if largest else 1.0
+    packed = array("h", [max(-_LIMIT, min(_LIMIT, round(w / scale))) for w in model.weights])
+    if sys.byteorder == "big":
+        packed.byteswap()
+    header = {
+        "format": FORMAT,
+        "feature_set": model.feature_set,
+        "bits": BITS,
+        "bias": model.bias,
+        "calibration": list(model.calibration),
+        "threshold": model.threshold,
+        "scale": scale,
+        "shape": dict(sorted(model.shape.items())),
+        "meta": model.meta,
+    }
+    text = json.dumps(header, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    if not math.isfinite(scale):
+        raise ValueError("a weight is not a finite number")
+    return gzip.compress(text.encode() + b"\n" + packed.tobytes(), compresslevel=9, mtime=0)

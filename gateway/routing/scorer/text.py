@@ -4,21 +4,22 @@
 
 - ``w:<word>`` and ``b:<word> <word>``: lowercased words and word pairs, numbers folded into ``0`` so that
   "7 apples" and "12 apples" are one feature.
-- ``s:<what>=<bucket>`` (``s:<what>`` alone where only presence counts): the shape of the text. Its
-  length (``s:len``, of the whole text, not the window); numbers, numbers followed by a unit, clock
-  times, dates, money, percentages, arithmetic, maths notation; question marks, and whether the text ends
-  with one (``s:ends_with_question``), and then how long the closing question is, whether it asks about
-  the listener ("How was yours?") and whether it holds a number; sentences, commas, list lines, tables,
-  paragraphs; capitalised words in mid-sentence (``_MID_CAPITAL``: mostly names, "swaps with Bob, then
-  Claire"; or ``s:names=dense`` when so many words are capitalised that they are German nouns); code-like
-  identifiers and the punctuation of code; the register of chat (exclamations, laughter, emoticons,
-  emoji); a question for a quantity ("how many", "wie viele"); and how many distinct words the text uses
-  of each lexicon (programming terms, programming verbs, maths terms, the programming and maths terms
-  together, transform verbs, words of feeling, opinion and company). Digits and punctuation read the same
-  in any language; the units, laughter, quantity questions and lexicons, and the capitalised words that
-  are not names, come from word lists (``gateway.routing.scorer.lexicons``), so those features know only the
-  languages the lists cover. Counts are bucketed, so a linear model can weigh "three names and a
-  question" differently from "one name" without any scaling.
+- ``s:<what>=<bucket>`` (``s:<what>`` alone where only presence counts): the shape of the text: its numbers,
+  numbers followed by a unit, clock times, dates, money, percentages, arithmetic, maths notation; question
+  marks, and whether the text ends with one (``s:ends_with_question``), and then how long the closing question
+  is, whether it asks about the listener ("How was yours?") and whether it holds a number; sentences, commas,
+  list lines, tables, paragraphs; capitalised words in mid-sentence (``_MID_CAPITAL``: mostly names, "swaps
+  with Bob, then Claire"; or ``s:names=dense`` when so many words are capitalised that they are German nouns);
+  code-like identifiers and the punctuation of code; the register of chat (exclamations, laughter, emoticons,
+  emoji); a question for a quantity ("how many", "wie viele"); and how many distinct words the text uses of
+  each lexicon (programming terms, programming verbs, maths terms, the programming and maths terms together,
+  transform verbs, words of feeling, opinion and company). Digits and punctuation read the same in any
+  language; the units, laughter, quantity questions and lexicons, and the capitalised words that are not
+  names, come from word lists (``gateway.routing.scorer.lexicons``), so those features know only the languages
+  the lists cover. Counts are bucketed, so a linear model can weigh "three names and a question" differently
+  from "one name" without any scaling. Length alone is not read: short hard requests ("Prove that ...") and
+  long easy ones (a pasted article to summarise) are common, and a length bucket taught the model a shortcut
+  that did not carry to new sources.
 - ``p:<word>`` and ``ps:<what>=<bucket>``: when the turn is a short instruction and a long pasted text
   ("Summarise this:\n\n<an email>", "<a timetable>\n\nWhen do I arrive?"), the pasted text's words and
   shape, apart from the instruction's (and ``s:payload`` says the split was made): what is asked decides
@@ -114,16 +115,6 @@ def _bucket(count: int, edges: tuple[int, ...]) -> str:
     return f"{previous}+"
 
 
-_LENGTHS = (40, 100, 250, 600, 1500, 4000)
-
-
-def _length(chars: int) -> str:
-    for edge in _LENGTHS:
-        if chars < edge:
-            return f"<{edge}"
-    return f">={_LENGTHS[-1]}"
-
-
 class TextFeatures(NamedTuple):
     """One text's features by block: the blocks whose weights the scorer damps on a long text
     (``words``, ``pairs``, ``pasted``: their sizes are what it damps by) apart from the rest."""
@@ -161,7 +152,6 @@ def featurize_blocks(text: str) -> TextFeatures:
         pfolded = _folded(payload)
         pasted.update(map("p:".__add__, set(pfolded)))  # each word once: a third of a text's are repeats
         _structure(payload, pfolded, shape, "ps:")
-    shape.add(f"s:len={_length(len(text))}")
     return TextFeatures(words, pairs, pasted, shape)
 
 

@@ -1,0 +1,185 @@
+"""A request as the difficulty scorer reads it: a sparse vector, the same at training and at run time.
+
+Three parts, each from the newest user turn unless said otherwise:
+
+- **n-grams**, hashed into ``2**BITS`` buckets (CRC-32 of the feature's name, so the same in every
+  process and on every platform): the lowercased words, word pairs and the character 2- to 4-grams of
+  each word (padded with a space at both ends). Character n-grams read every script alike: Chinese
+  and Japanese, which have no spaces, Russian and German inflections, typos. The turn's first and last
+  ``CLIP`` characters are read: an instruction sits at one end of a long paste.
+- **text features** of ``text.py``, hashed likewise: the words with numbers folded together, word pairs
+  and the words of a pasted text apart from its instruction; and, by name (``shape``), the shape of the
+  text: lengths, numbers, units, maths notation, code punctuation, lexicon counts.
+- **context**, with weights of its own: the words of the system prompt and the words and character
+  3-grams of the two user turns before the newest. Training puts every example behind bot personas,
+  rules-style system prompts and unrelated small talk, so a persona weighs little and a hard exchange
+  before a follow-up ("and for 5 boxes?") weighs what it should.
+
+Each hashed block is scaled to about unit length (a long paste weighs what a short question does), then
+by its block weight; the length counts a few features more than the block has (``_PRIOR``), so a
+one-word turn is not decided by its one word. A shape feature counts ``SHAPE_VALUE``.
+
+``FEATURE_SET`` names this recipe: a model file records the one it was trained on and the gateway refuses
+a model of another (``tests/test_router_scorer.py`` fails when the recipe changes and the name does not).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import unicodedata
+import zlib
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+
+from gateway.routing.scorer.text import featurize_blocks
+
+__all__ = ["BITS", "FEATURE_SET", "SHAPE_VALUE", "RequestVector", "vectorize"]
+
+FEATURE_SET = "ngram-shape/1"
+BITS = 20
+_MASK = (1 << BITS) - 1
+CLIP = 1500  # characters read at each end of a long text
+SHAPE_VALUE = 0.25
+# Block weights: the newest turn's n-grams and text words count in full, the context at half.
+_TURN, _TEXT, _SYSTEM, _EARLIER = 1.0, 1.0, 0.5, 0.5
+# What the squared length of a block is counted above its own: a sentence has dozens of features and
+# hardly notices, one word ("ok", "x") has a handful and weighs about half as much as it would alone.
+_PRIOR = 8.0
+_WORD = re.compile(r"\w+")
+_CHARS = (2, 3, 4)
+
+# The labels explanations group contributions under, for what is not a word of the turn.
+SYSTEM_LABEL = "system prompt"
+EARLIER_LABEL = "earlier turns"
+
+
+@dataclass(slots=True)
+class RequestVector:
+    """Hashed buckets and their values, by part (the turn's n-grams, its text features, the context),
+    and shape features by name. ``labels`` maps a bucket to what it stands for, filled only when an
+    explanation is asked for."""
+
+    ngrams: dict[int, float] = field(default_factory=dict)
+    text: dict[int, float] = field(default_factory=dict)
+    context: dict[int, float] = field(default_factory=dict)
+    shape: frozenset[str] = frozenset()
+    labels: dict[int, str] | None = None
+
+    def parts(self) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
+        return self.ngrams, self.text, self.context
+
+
+def _bucket(name: str) -> int:
+    return zlib.crc32(name.encode("utf-8", "surrogatepass")) & _MASK
+
+
+# Words up to this length are cached (``_token``); a longer run of letters (a clause of Chinese, a
+# hash, a URL) is rare enough to hash each time, and would make one cache entry as large as its text.
+_CACHED_CHARS = 32
+
+
+def _buckets(prefix: str, token: str, chars: tuple[int, ...]) -> array[int]:
+    padded = " " + token + " "
+    out = array("i", [_bucket(prefix + "w:" + token)])
+    for n in chars:
+        out.extend(_bucket(prefix + "c:" + padded[i : i + n]) for i in range(len(padded) - n + 1))
+    return out
+
+
+_cached = functools.lru_cache(maxsize=1 << 14)(_buckets)
+
+
+def _token(prefix: str, token: str, chars: tuple[int, ...]) -> array[int]:
+    """The buckets of a word and of its character n-grams. Words recur from one request to the next (a
+    few thousand make most text), so a short one is hashed once per process, not once per request: the
+    cache is most of what keeps a long turn within a few milliseconds. It holds at most 16,384 words of
+    at most 32 characters, as arrays of 4-byte integers: under 10 MB however it fills."""
+    return _cached(prefix, token, chars) if len(token) <= _CACHED_CHARS else _buckets(prefix, token, chars)
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 2 * CLIP else text[:CLIP] + "\n" + text[-CLIP:]
+
+
+class _Block:
+    """One block's counts by bucket, then added to a vector at about unit length times its weight."""
+
+    __slots__ = ("counts", "labels")
+
+    def __init__(self, explain: bool) -> None:
+        self.counts: Counter[int] = Counter()
+        self.labels: dict[int, str] | None = {} if explain else None
+
+    def add(self, name: str, label: str) -> None:
+        bucket = _bucket(name)
+        self.counts[bucket] += 1
+        if self.labels is not None:
+            self.labels.setdefault(bucket, label)
+
+    def into(self, out: dict[int, float], weight: float, labels: dict[int, str] | None) -> None:
+        if not self.counts:
+            return
+        norm = (sum(v * v for v in self.counts.values()) + _PRIOR) ** 0.5
+        scale = weight / norm
+        for bucket, count in self.counts.items():
+            out[bucket] = out.get(bucket, 0.0) + count * scale
+        if labels is not None and self.labels is not None:
+            for bucket, label in self.labels.items():
+                labels.setdefault(bucket, label)
+
+
+def _ngrams(block: _Block, text: str, prefix: str, chars: tuple[int, ...], pairs: bool) -> None:
+    tokens = _WORD.findall(text)
+    counts, labels = block.counts, block.labels
+    for token in tokens:
+        buckets = _token(prefix, token, chars)
+        counts.update(buckets)
+        if labels is not None:
+            for bucket in buckets:
+                labels.setdefault(bucket, f'"{token}"')
+    if pairs:
+        for a, b in itertools.pairwise(tokens):
+            block.add(prefix + "b:" + a + " " + b, f'"{a} {b}"')
+
+
+def _label(feature: str) -> str:
+    """A text feature's label: ``w:prove`` is the word "prove", ``p:`` a word of the pasted text."""
+    kind, _, rest = feature.partition(":")
+    if kind == "p":
+        return f'pasted "{rest}"'
+    return f'"{rest}"'
+
+
+def vectorize(newest: str, system: str = "", earlier: str = "", *, explain: bool = False) -> RequestVector:
+    """The scorer's features of a request: its newest user turn, system prompt and earlier user turns."""
+    labels: dict[int, str] | None = {} if explain else None
+    out = RequestVector(labels=labels)
+    turn = _Block(explain)
+    _ngrams(turn, _normal(_clip(newest)), "t:", _CHARS, pairs=True)
+    turn.into(out.ngrams, _TURN, labels)
+    text = featurize_blocks(newest)
+    for part in (text.words, text.pairs, text.pasted):
+        block = _Block(explain)
+        for feature in part:
+            block.add("x:" + feature, _label(feature))
+        block.into(out.text, _TEXT, labels)
+    out.shape = frozenset(text.shape)
+    if system:
+        block = _Block(explain)
+        for token in _WORD.findall(_normal(_clip(system))):
+            block.add("sys:w:" + token, SYSTEM_LABEL)
+        block.into(out.context, _SYSTEM, labels)
+    if earlier:
+        block = _Block(explain)
+        _ngrams(block, _normal(_clip(earlier)), "prev:", (3,), pairs=False)
+        if block.labels is not None:
+            block.labels = dict.fromkeys(block.labels, EARLIER_LABEL)
+        block.into(out.context, _EARLIER, labels)
+    return out
