@@ -93,9 +93,6 @@ READER_FILES = {
     "held-out.jsonl",
     "my-router.bin.gz",
     "my-router.md",
-    # Written by bench/build_real_prompts.py, never committed: collections without a licence to ship.
-    "bench/data/real-eval",
-    "bench/data/real-eval/",
 }
 
 
