@@ -38,10 +38,13 @@ from gateway.record import RequestRecord
 from gateway.routing.scorer.load import scorer_for
 from gateway.routing.scorer.model import ScorerModel
 from gateway.server import serving_collections
+from gateway.shadow.metrics import ShadowMetrics
+from gateway.shadow.runner import ShadowRunner
+from gateway.shadow.store import SampleStore
 from gateway.telemetry.backends import BackendCollector, BackendSnapshot, scrape_forever
 from gateway.telemetry.logs import AuthFailureLog, configure_logging
 from gateway.telemetry.metrics import Metrics
-from gateway.upstream import build_upstream
+from gateway.upstream import UpstreamClient, build_upstream
 from gateway.usage.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -132,7 +135,17 @@ def create_app(
     snapshots: dict[str, BackendSnapshot] = {}
     backend_collector = BackendCollector(pool, snapshots)
     registry.register(backend_collector)
-    proxy = ProxyHandler(settings, upstream, pool, limiter, scorer=scorer)
+    shadow = _shadow(settings, upstream, pool, scorer, registry)
+    if shadow is not None:
+        finishers = (*finishers, shadow.finish)
+    proxy = ProxyHandler(
+        settings,
+        upstream,
+        pool,
+        limiter,
+        scorer=scorer,
+        shadow=shadow.sampler if shadow is not None else None,
+    )
     state = GatewayState(
         settings=settings,
         auth=Authenticator(
@@ -155,6 +168,7 @@ def create_app(
         ledger=ledger,
         tracer=tracer,
         finishers=finishers,
+        shadow=shadow,
     )
 
     @contextlib.asynccontextmanager
@@ -170,6 +184,8 @@ def create_app(
             await verifier.jwks.refresh()  # a failure is logged; cached-or-503 logic takes over
         if ledger is not None:
             ledger.start()
+        if shadow is not None:
+            shadow.start()
         # As server.serve does for one process.
         collections = serving_collections() if gc_clock else contextlib.nullcontext()
         try:
@@ -222,6 +238,28 @@ def _usage_and_tracing(
     if ledger is not None:
         finishers.append(ledger.finish)
     return ledger, tracer, tuple(finishers)
+
+
+def _shadow(
+    settings: Settings,
+    upstream: UpstreamClient,
+    pool: BackendPool,
+    scorer: ScorerModel | None,
+    registry: CollectorRegistry,
+) -> ShadowRunner | None:
+    """Shadow evaluation (docs/shadow.md) when a share is set: its samples go to the usage database."""
+    if not settings.shadow.active:
+        return None
+    usage = settings.usage
+    store = SampleStore(
+        usage.url.get_secret_value(),
+        connect_timeout=usage.connect_timeout,
+        write_timeout=usage.write_timeout,
+    )
+    metrics = ShadowMetrics(registry, settings.backends)
+    return ShadowRunner(
+        settings.shadow, settings.backends, pool, upstream, metrics, scorer=scorer, store=store
+    )
 
 
 def _exposition(

@@ -14,9 +14,9 @@ on a request. Relative paths in the file are resolved against the file's own dir
 
 Each section lives next to the package it configures (``auth/settings.py``, ``upstream/settings.py`` for
 ``backends:``, ``routing/`` with the scorer's and the breakers' parts from ``routing/scorer/`` and
-``backends/``, ``limits/``, ``telemetry/``, ``usage/``, ``edge/``), and those packages never import this
-module. Two sections stay here: ``server:`` and ``pacing:`` configure the layers above this
-one (the process and the proxy loop, which read the assembled :class:`Settings`), and a section of theirs
+``backends/``, ``limits/``, ``telemetry/``, ``usage/``, ``edge/``, ``shadow/``), and those packages
+never import this module. Two sections stay here: ``server:`` and ``pacing:`` configure the layers above
+this one (the process and the proxy loop, which read the assembled :class:`Settings`), and a section of theirs
 could not be imported from here without an import upward (pyproject.toml, ``[tool.importlinter]``).
 """
 
@@ -44,6 +44,7 @@ from gateway.edge.settings import EdgeSettings
 from gateway.errors import ConfigError
 from gateway.limits.settings import LimitsSection, StateSettings
 from gateway.routing.settings import RoutingSettings
+from gateway.shadow.settings import ShadowSettings
 from gateway.telemetry.settings import TelemetrySettings
 from gateway.upstream.settings import BackendSettings
 from gateway.usage.settings import UsageSettings
@@ -131,6 +132,7 @@ class Settings(BaseSettings):
     state: StateSettings = StateSettings()
     usage: UsageSettings = UsageSettings()
     edge: EdgeSettings = EdgeSettings()
+    shadow: ShadowSettings = ShadowSettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
@@ -164,6 +166,7 @@ class Settings(BaseSettings):
                 raise ValueError(f"routing.aliases.{alias}: no backend named {target!r}")
             if alias in seen_names or alias in seen_models or alias == "auto":
                 raise ValueError(f"routing.aliases.{alias}: the alias hides a backend name or model id")
+        _check_shadow(self.shadow, self.backends, self.auth.tiers)
         if self.state.redis_url is not None:
             problem = redis_url_problem(self.state.redis_url.get_secret_value())
             if problem is not None:
@@ -287,6 +290,18 @@ def _apply_backend_env(backends: list[Any], environ: Mapping[str, str]) -> None:
             if not isinstance(target, dict):
                 raise ConfigError(f"{key}: {part.lower()} is not a section")
         target[parts[-1].lower()] = value
+
+
+def _check_shadow(shadow: ShadowSettings, backends: list[BackendSettings], tiers: Mapping[str, Any]) -> None:
+    judge = shadow.judge.backend
+    if judge is not None and judge not in {b.name for b in backends}:
+        raise ValueError(f"shadow.judge.backend: no backend named {judge!r}")
+    for tier in shadow.tiers:
+        if tier not in tiers:
+            raise ValueError(f"shadow.tiers.{tier}: no tier of that name in auth.tiers")
+    kinds = {b.kind for b in backends}
+    if shadow.active and not {"diffusion", "autoregressive"} <= kinds:
+        raise ValueError("shadow: shadow evaluation needs a diffusion and an autoregressive backend")
 
 
 _REDIS_FORM = "redis://[:PASSWORD@]HOST:PORT/DB or rediss://..."

@@ -8,6 +8,7 @@
     ├── ClientDisconnected       the client left before its answer was complete
     ├── UpstreamError            a backend attempt failed (gateway.upstream: connect, timeout, broken);
     │                            the proxy turns it into UpstreamFailure or a fallback
+    ├── CallFailed               a shadow or judge request of the gateway's own failed (gateway.shadow)
     └── GatewayError             an error with an HTTP status and an OpenAI error body
     ├── InvalidRequest           400 invalid_request_error
     ├── AuthenticationFailed     401 (never echoes the credential)

@@ -125,3 +125,7 @@ class RequestRecord:
     # Why its credential was refused (a 401: AuthenticationFailed.reason), else None. Such a request gets
     # no ledger row and no request log line of its own: it is counted by reason, its log line sampled.
     auth_failure: str | None = None
+    # The request's shadow sample (gateway.shadow.sampling.Sample) when it was drawn for shadow evaluation,
+    # else None; then also the text of the answer the client received, which the sample compares.
+    shadow: Any = None
+    answer: str | None = None

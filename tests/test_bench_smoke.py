@@ -149,3 +149,19 @@ def test_abuse_bench_runs_every_probe(tmp_path):
         assert sum(row["statuses"].values()) > 0, name
         assert set(row["rss_mb"]) == {"before", "peak", "after"}
         assert name in result.stdout
+
+
+def test_shadow_overhead_bench_runs():
+    """bench/shadow_overhead.py with a few requests: every gateway answered (it exits non-zero otherwise),
+    and the one with shadowing on every request shadowed them; the latencies are printed, never judged."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "shadow_overhead.py"), "--count", "8", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    table = [line.split() for line in result.stdout.splitlines() if line.startswith("  ")]
+    rows = {cells[0]: cells for cells in table if len(cells) == 5}
+    assert rows["off"][-1] == "0" and int(rows["on-100%"][-1]) > 0

@@ -57,7 +57,7 @@ def queried_metrics() -> set[str]:
 
 
 DASHBOARD = DEPLOY / "grafana" / "dashboards" / "diffusion-gateway.json"
-ROWS = ["Traffic", "Routing", "Diffusion", "Backends", "Limits", "Edge", "Usage"]
+ROWS = ["Traffic", "Routing", "Shadow evaluation", "Diffusion", "Backends", "Limits", "Edge", "Usage"]
 
 
 def dashboard_exprs() -> list[str]:
@@ -128,11 +128,14 @@ def every_kind_of_traffic(gw) -> None:
 
 
 def test_every_series_the_dashboard_and_alerts_query_exists(make_gateway):
-    gw = make_gateway(routing={"health_interval": 0.2}, limits={"requests_per_minute": 10})
+    # Shadow evaluation on: its series (regret, missed savings, verdicts) exist from its start.
+    gw = make_gateway(
+        routing={"health_interval": 0.2}, limits={"requests_per_minute": 10}, shadow={"share": 1.0}
+    )
     every_kind_of_traffic(gw)
     wanted = queried_metrics()
     assert {"gateway_requests_total", "gateway_diffusion_requests_total", "gateway_backend_info"} <= wanted
-    assert "gateway_usage_records_dropped_total" in wanted
+    assert {"gateway_usage_records_dropped_total", "gateway_route_regret_total"} <= wanted
 
     def present() -> set[str]:
         text = gw.scrape()

@@ -36,6 +36,7 @@ WALKTHROUGH = (
     "README.md",
     "docs/frontends.md",
     "docs/scorer.md",
+    "docs/shadow.md",
     "docs/operations.md",
     "docs/deploy.md",
     "CONTRIBUTING.md",
@@ -70,6 +71,8 @@ SKIP = {
     "gateway router train": "needs the reader's labelled prompts: tests/test_router_training.py trains",
     "gateway usage": "reads the ledger a running gateway wrote: tests/test_usage.py runs the command",
     "gateway router eval": "needs the reader's labelled prompts: tests/test_router_training.py evaluates one",
+    "gateway router labels": "reads samples a running gateway stored: tests/test_shadow.py exports them",
+    "gateway router threshold": "needs labelled requests: tests/test_shadow.py runs it on exported ones",
     "TELEGRAM_TOKEN=": "needs Telegram: tests/test_examples.py runs the bot against a fake Bot API",
 }
 KUBECTL_APPLY = re.compile(r"^kubectl apply -k (\S+)$")

@@ -20,6 +20,7 @@ from gateway.limits.limiter import Limiter
 from gateway.limits.store import StateStore
 from gateway.proxy.handler import ProxyHandler
 from gateway.record import RequestRecord
+from gateway.shadow.runner import ShadowRunner
 from gateway.telemetry.metrics import Metrics
 from gateway.upstream import UpstreamClient
 from gateway.usage.ledger import Ledger
@@ -50,11 +51,16 @@ class GatewayState:
     ledger: Ledger | None = None
     tracer: Tracer | None = None
     finishers: tuple[Callable[[RequestRecord, float], None], ...] = ()
+    # Shadow evaluation (None unless a share is set): its finisher is among the above.
+    shadow: ShadowRunner | None = None
 
     async def aclose(self) -> None:
-        """Close what the app factory opened: the upstream, identity-provider and state-store clients, then
-        the ledger (its queued rows written) and the tracer. At shutdown, once every request has finished;
-        and by commands that build the app without serving it (``gateway check-config``)."""
+        """Close what the app factory opened: shadow evaluation's workers, the upstream, identity-provider
+        and state-store clients, then the ledger (its queued rows written) and the tracer. At shutdown,
+        once every request has finished; and by commands that build the app without serving it (``gateway
+        check-config``)."""
+        if self.shadow is not None:  # before the upstream client: its workers use it
+            await self.shadow.aclose()
         await self.upstream.aclose()
         await self.idp_client.aclose()
         await self.store.aclose()

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import secrets
 import socket
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from starlette.types import ASGIApp
 
@@ -32,6 +34,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="the simulated backends' ports, e.g. 8001,8002 (default: any free ports)",
     )
     p.add_argument("--profile", choices=sorted(PROFILES), default="h100", help="simulated timing profile")
+    p.add_argument(
+        "--shadow",
+        action="store_true",
+        help="shadow evaluation on every routed request, prompts kept: regret and missed savings in "
+        "/metrics, labels to retrain on (docs/shadow.md)",
+    )
+    p.add_argument(
+        "--scorer-model",
+        default=None,
+        metavar="FILE",
+        help="route with this scorer model (e.g. one retrained on the demo's labels)",
+    )
     p.add_argument(
         "--verbose", action="store_true", help="log every request (the request log, JSON on stderr)"
     )
@@ -61,6 +75,14 @@ def _demo(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="gateway-demo-") as tmp:
         keys_file = Path(tmp) / "keys.yaml"
         key = add_key(keys_file, "demo", expires=None)
+        usage_url = f"sqlite:///{Path(tmp) / 'usage.db'}"  # gone with the demo, as its key is
+        extra: dict[str, Any] = {}
+        metrics_token = secrets.token_urlsafe(24)
+        if args.shadow:
+            extra["shadow"] = {"share": 1.0, "store_content": True}
+            extra["telemetry"] = {"metrics_token": metrics_token}
+        if args.scorer_model is not None:
+            extra["routing"] = {"scorer": {"model": str(Path(args.scorer_model).resolve())}}
         settings = Settings(
             backends=[
                 {
@@ -73,16 +95,20 @@ def _demo(args: argparse.Namespace) -> int:
                 for kind, sim in sims.items()
             ],
             auth={"keys_file": str(keys_file)},
-            usage={"url": f"sqlite:///{Path(tmp) / 'usage.db'}"},  # gone with the demo, as its key is
+            usage={"url": usage_url},
             # The simulators' fault injection header (docs/simulator.md) is forwarded in the demo.
             edge={"forward_headers": ["x-sim-fault", "x-sim-fault-diffusion", "x-sim-fault-autoregressive"]},
+            **extra,
         )
         apps: list[tuple[ASGIApp, socket.socket]] = [
             (create_simulator(sim)[0], sockets[kind]) for kind, sim in sims.items()
         ]
         apps.append((create_app(settings), gateway_socket))
         base = f"http://{host}:{gateway_socket.getsockname()[1]}/v1"
-        print(_banner(base, key, args.profile), flush=True)
+        banner = _banner(base, key, args.profile)
+        if args.shadow:
+            banner += _shadow_banner(base, key, metrics_token, usage_url)
+        print(banner + "\nPress Ctrl-C to stop.\n", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             run(serve(apps, "warning"))
     return 0
@@ -108,6 +134,28 @@ or with the OpenAI SDK (pip install openai):
     hello = [{{"role": "user", "content": "Hello!"}}]
     reply = client.chat.completions.with_raw_response.create(model="auto", messages=hello)
     print(reply.headers["x-gateway-backend"], reply.parse().choices[0].message.content)
+"""
 
-Press Ctrl-C to stop.
+
+def _shadow_banner(base: str, key: str, metrics_token: str, usage_url: str) -> str:
+    root = base.removesuffix("/v1")
+    body = '{"model": "auto", "messages": [{"role": "user", "content": "Who pays the escrow fees?"}]}'
+    return f"""
+Shadow evaluation is on: every routed request is also answered by the other backend, and a judge
+compares the two answers. The simulated diffusion backend answers worse on money and law (escrow,
+probate, liens...), which the router calls easy. Send one:
+
+    curl {base}/chat/completions -H "Authorization: Bearer {key}" \\
+      -H "Content-Type: application/json" -d '{body}'
+
+and watch the regret appear, by score bucket:
+
+    curl -s {root}/metrics -H "Authorization: Bearer {metrics_token}" \\
+      | grep -E '^gateway_route_(regret|missed_saving)_total'
+
+Label the judged requests, retrain on them (pip install -e ./training) and route with the result:
+
+    gateway router labels --url {usage_url} --since 1h --out labels.jsonl
+    gateway router train --no-builtin --data labels.jsonl --out retrained.bin.gz
+    gateway demo --shadow --scorer-model retrained.bin.gz
 """

@@ -1,4 +1,5 @@
-"""``gateway router train`` and ``gateway router eval``: the difficulty scorer's model, made and measured.
+"""``gateway router train`` and ``gateway router eval``: the difficulty scorer's model, made and measured
+(``labels`` and ``threshold``, from shadow evaluation's judged traffic, are in router_shadow.py).
 
 The arguments are parsed here and the work is done by the trainer, ``gateway_training``: a distribution
 of its own (training/ in the repository), which the gateway's wheel and image leave out. It is imported
@@ -13,6 +14,7 @@ import math
 import sys
 from pathlib import Path
 
+from gateway.commands import router_shadow
 from gateway.errors import ModelError
 from gateway.routing.features import conversation
 from gateway.routing.scorer.load import DEFAULT_MODEL, dump_model, load_model
@@ -84,6 +86,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--out", type=Path, required=True, help="the model file to write (.bin.gz)")
     p.add_argument("--card", type=Path, help="also write a model card (Markdown): data, licences, figures")
+    router_shadow.add_cost_ratio(p)
     p.set_defaults(func=_train)
 
     p = actions.add_parser(
@@ -96,6 +99,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--threshold", type=float, default=None, help="default: the model's")
     p.add_argument("--misrouted", type=int, default=20, help="list this many misrouted prompts (0: none)")
     p.set_defaults(func=_eval)
+
+    router_shadow.add_actions(actions)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -152,6 +157,10 @@ def _train(args: argparse.Namespace) -> int:
         print(per_class(plain, threshold))
         print()
         print(sweep(plain))
+        # Your examples (judged traffic from `gateway router labels`, say), each scored held out: the
+        # threshold they suggest at the cost ratio (docs/shadow.md).
+        yours = [(p.score, p.example.label) for p in plain if p.example.source in own_sources]
+        print(router_shadow.suggested_on(yours, args.cost_ratio, threshold))
         print("\nfitting the model on every example...", file=sys.stderr)
         model = fit(
             [e for e in examples if e.source not in eval_only],

@@ -18,7 +18,7 @@ from gateway.usage.query import GROUPS, KINDS, UsageQuery, parse_since, summariz
 from gateway.usage.settings import UsageSettings, engine_url
 from gateway.usage.store import UsageStore
 
-__all__ = ["register"]
+__all__ = ["existing", "ledger_url", "register"]
 
 _URL_VAR = "GATEWAY_USAGE__URL"
 # The name a group's row has when its column is empty: a request refused before any backend was tried
@@ -57,20 +57,11 @@ def _usage(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"gateway: --{exc}", file=sys.stderr)
         return 2
-    url, source = _ledger(args)
-    if url.get_backend_name() == "sqlite":
-        # The database as a path of its own, so the message names the file wherever the command runs.
-        path = Path(url.database or "").resolve()
-        url = url.set(database=str(path))
-        if not path.is_file():
-            # Opening it would create an empty ledger, and an empty table would look like no traffic.
-            print(
-                f"gateway: no usage ledger at {path} ({source}); pass --config with the gateway's "
-                "configuration file, or --url",
-                file=sys.stderr,
-            )
-            return 1
-    store = UsageStore(url)
+    url, source = ledger_url(args)
+    found = existing(url, source)
+    if found is None:
+        return 1
+    store = UsageStore(found)
     print(f"gateway: usage ledger {store.where} ({source})", file=sys.stderr)
     try:
         query = UsageQuery(
@@ -93,8 +84,8 @@ def _usage(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ledger(args: argparse.Namespace) -> tuple[URL, str]:
-    """The ledger's URL, and where it came from in words."""
+def ledger_url(args: argparse.Namespace) -> tuple[URL, str]:
+    """The usage database's URL from ``args.url`` or ``args.config``, and where it came from in words."""
     if args.url is not None:
         try:
             return engine_url(args.url), "from --url"
@@ -116,6 +107,23 @@ def _ledger(args: argparse.Namespace) -> tuple[URL, str]:
     if "url" not in usage.model_fields_set:
         return url, f"{default}, as {config} sets no usage.url"
     return url, f"usage.url of {config}"
+
+
+def existing(url: URL, source: str) -> URL | None:
+    """``url``, a SQLite file's path made absolute; None, said on stderr, when that file does not exist:
+    opening it would create an empty ledger, and an empty table would look like no traffic."""
+    if url.get_backend_name() != "sqlite":
+        return url
+    # The database as a path of its own, so the message names the file wherever the command runs.
+    path = Path(url.database or "").resolve()
+    if not path.is_file():
+        print(
+            f"gateway: no usage ledger at {path} ({source}); pass --config with the gateway's "
+            "configuration file, or --url",
+            file=sys.stderr,
+        )
+        return None
+    return url.set(database=str(path))
 
 
 def _columns(by: str) -> list[str]:

@@ -116,8 +116,12 @@ class Attempt:
         self.record.usage = Usage.from_json(body.get("usage")) if isinstance(body, dict) else None
         if self.strip_reasoning:
             data = strip_reasoning_body(data)
-        if self.record.content is not None:
-            self.record.content["completion"] = answer_of_body(body, self.endpoint).content
+        if self.record.content is not None or self.record.shadow is not None:
+            text = answer_of_body(body, self.endpoint).content
+            if self.record.content is not None:
+                self.record.content["completion"] = text
+            if self.record.shadow is not None:  # what a shadow sample compares (gateway/shadow/)
+                self.record.answer = text
         ok = Outcome(response=raw_response(data, response.status, client_response_headers(response.headers)))
         if self.quality is not None:
             rough = check_answer(answer_of_body(body, self.endpoint), self.request_payload, self.quality)
@@ -239,7 +243,9 @@ class Attempt:
         splitter = EventSplitter()
         pending = list(held)
         done = False
-        sent: list[bytes] | None = [] if record.content is not None else None
+        # What went out, kept to read the answer from at the end: for the request log's content, and for
+        # a shadow sample (gateway/shadow/), which compares it.
+        sent: list[bytes] | None = [] if record.content is not None or record.shadow is not None else None
         # Events are split and looked at one by one only when something in them matters: a marker of
         # the end, usage or an error, reasoning to strip, content to log. The rest of a stream (most of
         # it) passes as the bytes it came in.
@@ -291,8 +297,12 @@ class Attempt:
         finally:
             await response.aclose(answered=done)
             self._end(self._span, Outcome(outcome=record.outcome or "ok"))
-            if sent is not None and record.content is not None:
-                record.content["completion"] = answer_of_events(sent, self.endpoint).content
+            if sent is not None:
+                text = answer_of_events(sent, self.endpoint).content
+                if record.content is not None:
+                    record.content["completion"] = text
+                if record.shadow is not None:
+                    record.answer = text
 
 
 def _span_outcome(outcome: Outcome | None) -> str:

@@ -47,6 +47,7 @@ from gateway.record import DiffusionRun, RequestRecord
 from gateway.relay import ClientDisconnected, cancel_on_disconnect
 from gateway.routing import Decision, extract_features
 from gateway.routing.scorer.model import ScorerModel
+from gateway.shadow.sampling import ShadowSampler
 from gateway.upstream import UpstreamClient
 from gateway.upstream.settings import BackendSettings, DiffusionSettings
 from gateway.wire import BACKEND_HEADER
@@ -65,6 +66,7 @@ class ProxyHandler:
         limiter: Limiter,
         *,
         scorer: ScorerModel | None = None,
+        shadow: ShadowSampler | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._settings = settings
@@ -74,6 +76,7 @@ class ProxyHandler:
         self._pool = pool
         self._limiter = limiter
         self._scorer = scorer
+        self._shadow = shadow
         self._clock = clock
         self._forwarded = FORWARDED | settings.edge.forward_headers
 
@@ -151,6 +154,8 @@ class ProxyHandler:
         record.route_reasons = decision.reasons
         record.route_score = decision.score
         record.routed_to = decision.candidates[0]
+        if self._shadow is not None:  # a few requests are also answered elsewhere, once this one is done
+            record.shadow = self._shadow.draw(principal, endpoint, parsed.payload, decision)
         # Pacing and reasoning stripping know the chat and completions wire formats only.
         openai = endpoint in ("chat", "completions")
         pacing = (

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from gateway.simulator.quality import WEAK, hidden_hard, judge_reply
 from gateway.simulator.settings import SimulatorSettings
 from gateway.simulator.text import count_prompt_tokens, make_rng, tool_arguments, words
 
@@ -92,6 +93,11 @@ def make_plan(
     function = _tool_to_call(payload)
     reasoning = words(rng, rng.randint(40, 160)) if _thinking(payload) else []
     content: list[str] = [] if function is not None else words(rng, rng.randint(24, 180))
+    if settings.kind == "autoregressive":
+        verdict = judge_reply(payload, settings.judge_position_bias, settings.judge_unparsable)
+        content = verdict if verdict is not None else content
+    elif content and hidden_hard(payload):
+        content = [*content, *WEAK]  # simulator/quality.py: the diffusion kind answers these worse
     tool_call = None
     if function is not None:
         args = tool_arguments(function.get("parameters"), rng)

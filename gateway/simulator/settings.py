@@ -83,6 +83,10 @@ class SimulatorSettings(BaseModel):
         {"chat", "completions", "responses", "messages"}
     )
     fault: Fault | None = None
+    # As a judge (the autoregressive kind, simulator/quality.py): the share of judge prompts answered "the
+    # first is better" whatever they hold, and the share answered in prose instead of JSON.
+    judge_position_bias: float = Field(0.1, ge=0, le=1)
+    judge_unparsable: float = Field(0.0, ge=0, le=1)
 
     def resolved_model(self) -> str:
         if self.model:

@@ -10,7 +10,7 @@ import hashlib
 import random
 from typing import Any
 
-__all__ = ["count_prompt_tokens", "make_rng", "tool_arguments", "words"]
+__all__ = ["count_prompt_tokens", "make_rng", "text_of", "tool_arguments", "words"]
 
 _VOCABULARY = tuple(
     (
@@ -50,7 +50,7 @@ def words(rng: random.Random, count: int) -> list[str]:
     return out
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -68,7 +68,7 @@ def count_prompt_tokens(payload: dict[str, Any]) -> int:
         total = 0
         for message in payload["messages"]:
             if isinstance(message, dict):
-                total += 4 + len(_text_of(message.get("content")).split())
+                total += 4 + len(text_of(message.get("content")).split())
         return total + 2
     prompt = payload.get("prompt")
     if isinstance(prompt, list):

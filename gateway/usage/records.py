@@ -5,14 +5,12 @@ Only identities, codes and numbers: never the credential, a header, or prompt or
 
 from __future__ import annotations
 
-import math
 import time
 from functools import lru_cache
-from typing import Any, NamedTuple
-
-from sqlalchemy import Boolean, Float, Integer, String
+from typing import NamedTuple
 
 from gateway.record import RequestRecord
+from gateway.usage.cleaning import RowCleaner
 from gateway.usage.schema import usage_records
 
 __all__ = ["UsageRecord", "from_request", "storable"]
@@ -100,97 +98,10 @@ def _cut(value: str | None, limit: int) -> str | None:
 
 # ---- what every store accepts ---------------------------------------------------------------------------
 
-# PostgreSQL's INTEGER: the widest integer both stores take (SQLite's driver refuses past 64 bits, and
-# not as a database error, so that such a row was retried for ever).
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-_INF = math.inf
-_REPLACEMENT = "\ufffd"
-
-
-def _text(value: Any, limit: int, nullable: bool) -> str | None:
-    if value is None:
-        return None if nullable else ""
-    text = (value if type(value) is str else str(value))[:limit]
-    if text.isascii():
-        return text.replace("\x00", _REPLACEMENT)
-    # A lone surrogate cannot be encoded as UTF-8: both drivers raise before the database sees the row.
-    return "".join(_REPLACEMENT if c == "\x00" or "\ud800" <= c <= "\udfff" else c for c in text)
-
-
-def _integer(value: Any, nullable: bool) -> int | None:
-    if value is None and nullable:
-        return None
-    try:
-        number = int(value)
-    except (TypeError, ValueError, OverflowError):
-        return None if nullable else 0
-    return min(max(number, _INT_MIN), _INT_MAX)
-
-
-def _real(value: Any, nullable: bool) -> float | None:
-    if value is None and nullable:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        return None if nullable else 0.0
-    # NaN and infinities: SQLite stores NaN as NULL (a NOT NULL column then refuses the row), and in
-    # PostgreSQL one would turn every sum over its column into NaN.
-    if math.isfinite(number):
-        return number
-    return None if nullable else 0.0
-
-
-def _columns(kind: type) -> tuple[tuple[int, int, bool], ...]:
-    """(position in UsageRecord, length, nullable) of every column of this SQL type."""
-    found = []
-    for i, name in enumerate(UsageRecord._fields):
-        column = usage_records.c[name]
-        if isinstance(column.type, kind):
-            found.append((i, getattr(column.type, "length", None) or 0, bool(column.nullable)))
-    return tuple(found)
-
-
-_TEXT = _columns(String)
-_INTEGERS = _columns(Integer)
-_REALS = _columns(Float)
-_BOOLEANS = tuple(i for i, _, _ in _columns(Boolean))
-assert len(_TEXT) + len(_INTEGERS) + len(_REALS) + len(_BOOLEANS) == len(UsageRecord._fields)
+_CLEANER = RowCleaner(usage_records, UsageRecord._fields)
 
 
 def storable(row: UsageRecord) -> UsageRecord:
-    """The row as both stores accept it: text within its column's length with no NUL or lone surrogate,
-    integers within PostgreSQL's INTEGER, finite floats, NULL only where the column allows it.
-
-    Run by the writer thread on every row before it is written: a row holds what clients sent (the model
-    string, a JWT subject) and what backends reported (token counts), and one value a store refused made it
-    refuse the whole batch, other tenants' rows included. A clean row (nearly every one) is only looked at,
-    one type and range check a value."""
-    values: list[Any] | None = None
-    for i, limit, nullable in _TEXT:
-        value = row[i]
-        if type(value) is str and len(value) <= limit and value.isascii() and "\x00" not in value:
-            continue
-        if value is None and nullable:
-            continue
-        values = values or list(row)
-        values[i] = _text(value, limit, nullable)
-    for i, _, nullable in _INTEGERS:
-        value = row[i]
-        if type(value) is int and _INT_MIN <= value <= _INT_MAX:
-            continue
-        values = values or list(row)
-        values[i] = _integer(value, nullable)
-    for i, _, nullable in _REALS:
-        value = row[i]
-        if type(value) is float and -_INF < value < _INF:  # False for NaN too
-            continue
-        if value is None and nullable:
-            continue
-        values = values or list(row)
-        values[i] = _real(value, nullable)
-    for i in _BOOLEANS:
-        if type(row[i]) is not bool:
-            values = values or list(row)
-            values[i] = bool(row[i])
-    return row if values is None else UsageRecord._make(values)
+    """The row as both stores accept it (gateway/usage/cleaning.py): run by the writer thread on every row
+    before it is written, since one value a store refused made it refuse the whole batch."""
+    return _CLEANER.clean(row, UsageRecord._make)

@@ -1,4 +1,5 @@
-"""The ledger's tables, and its versioned migrations.
+"""The usage database's tables (the ledger's rows, shadow evaluation's samples), and its versioned
+migrations.
 
 A small ``usage_schema`` table holds the version; each migration runs once, in order, in one
 transaction, under a lock where the database has one (PostgreSQL: an advisory lock, so that several
@@ -20,12 +21,13 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    Text,
     insert,
     select,
     text,
 )
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "schema_version", "usage_records"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "schema_version", "shadow_samples", "usage_records"]
 
 metadata = MetaData()
 
@@ -60,6 +62,43 @@ usage_records = Table(
     Index("usage_records_principal_ts", "principal", "ts"),
 )
 
+# Shadow evaluation's samples (gateway/shadow/, docs/shadow.md): one row per request also answered by the
+# other backend, with the judge's verdict. The text columns at the end hold prompts and answers: filled only
+# with shadow.store_content, and on PostgreSQL readable by the gateway's own role alone (_v2).
+shadow_samples = Table(
+    "shadow_samples",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("ts", Float, nullable=False),
+    Column("day", String(10), nullable=False),
+    Column("request_id", String(128), nullable=False),
+    Column("principal", String(256)),
+    Column("principal_kind", String(16)),
+    Column("tier", String(64)),
+    Column("api", String(16), nullable=False),
+    Column("routed_to", String(64), nullable=False),
+    Column("routed_kind", String(16), nullable=False),
+    Column("shadow_backend", String(64), nullable=False),
+    Column("judge_backend", String(64)),
+    Column("score", Float, nullable=False),
+    Column("threshold", Float),
+    Column("bucket", String(8), nullable=False),
+    Column("route", String(1024), nullable=False),
+    Column("outcome", String(32), nullable=False),
+    Column("verdict", String(32)),
+    Column("discarded", String(32)),
+    Column("shadow_seconds", Float, nullable=False),
+    Column("judge_seconds", Float, nullable=False),
+    Column("shadow_tokens", Integer, nullable=False),
+    Column("judge_tokens", Integer, nullable=False),
+    Column("judge_reason", String(512)),
+    Column("top_features", Text),
+    Column("request", Text),
+    Column("routed_answer", Text),
+    Column("shadow_answer", Text),
+    Index("shadow_samples_ts", "ts"),
+)
+
 _schema = Table(
     "usage_schema",
     metadata,
@@ -73,8 +112,25 @@ def _v1(conn: Connection) -> None:
     usage_records.create(conn)
 
 
+def _v2(conn: Connection) -> None:
+    shadow_samples.create(conn)
+    if conn.dialect.name == "postgresql":
+        # Prompts and answers: no other role reads them, whatever default privileges granted it (the
+        # compose stack's Grafana reader may SELECT every table the gateway creates, this one excepted).
+        quote = conn.dialect.identifier_preparer.quote
+        others = conn.execute(
+            text(
+                "SELECT DISTINCT grantee FROM information_schema.role_table_grants "
+                "WHERE table_name = 'shadow_samples' AND grantee <> current_user"
+            )
+        ).scalars()
+        for role in [*others, "PUBLIC"]:
+            grantee = role if role == "PUBLIC" else quote(role)
+            conn.execute(text(f"REVOKE ALL ON TABLE shadow_samples FROM {grantee}"))
+
+
 # Append only: a released migration is never edited, a change of schema is a new entry.
-MIGRATIONS: list[tuple[int, Callable[[Connection], None]]] = [(1, _v1)]
+MIGRATIONS: list[tuple[int, Callable[[Connection], None]]] = [(1, _v1), (2, _v2)]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 # An arbitrary, fixed key for pg_advisory_xact_lock: "usage" in ASCII.

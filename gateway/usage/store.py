@@ -15,7 +15,8 @@ import socket
 import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, delete, event, select
@@ -93,6 +94,15 @@ class UsageStore:
         with self.engine.begin() as conn:
             self._bound(conn)
             conn.exec_driver_sql(self._insert, rows)
+
+    @contextmanager
+    def writing(self) -> Iterator[Connection]:
+        """A write transaction on the migrated schema, bounded as the ledger's writes are (PostgreSQL's
+        statement and lock timeouts): for the other tables of the usage database (gateway/shadow/store.py)."""
+        self.migrate()
+        with self.engine.begin() as conn:
+            self._bound(conn)
+            yield conn
 
     def write_each(self, records: Sequence[UsageRecord]) -> int:
         """Write the rows one by one, each under its own savepoint in one transaction, after the store
