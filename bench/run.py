@@ -77,6 +77,7 @@ class Process:
         ready_url: str,
         env: dict[str, str] | None = None,
         cpus: set[int] | None = None,
+        cwd: Path | None = None,
     ) -> None:
         # cpus: the cores the process may run on, set in the child before it execs, so every thread it
         # starts inherits them (edge.py --pin).
@@ -87,6 +88,7 @@ class Process:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             preexec_fn=pin,  # only with cpus, set before any thread of the bench's own starts
+            cwd=cwd,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -170,11 +172,19 @@ def gateway(
 # ---- 1. overhead with wrk ---------------------------------------------------------------------------------
 
 
-def wrk(url: str, key: str, connections: int, seconds: float, tmp: Path) -> dict[str, float]:
+def wrk(
+    url: str,
+    key: str,
+    connections: int,
+    seconds: float,
+    tmp: Path,
+    body: dict[str, Any] | None = None,
+    cpus: set[int] | None = None,
+) -> dict[str, float]:
     script = tmp / "post.lua"
     script.write_text(
         'wrk.method = "POST"\n'
-        f"wrk.body = {json.dumps(json.dumps(BODY))}\n"
+        f"wrk.body = {json.dumps(json.dumps(body or BODY))}\n"
         'wrk.headers["Content-Type"] = "application/json"\n'
         f'wrk.headers["Authorization"] = "Bearer {key}"\n'
     )
@@ -184,7 +194,7 @@ def wrk(url: str, key: str, connections: int, seconds: float, tmp: Path) -> dict
             "wrk",
             f"-t{threads}",
             f"-c{connections}",
-            f"-d{seconds}s",
+            f"-d{max(1, round(seconds))}s",  # wrk takes whole seconds
             "--latency",
             "-s",
             str(script),
@@ -193,6 +203,7 @@ def wrk(url: str, key: str, connections: int, seconds: float, tmp: Path) -> dict
         capture_output=True,
         text=True,
         check=True,
+        preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
     ).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     latency = {q: _ms(re.search(rf"^\s+{q}%\s+([\d.]+\w+)", out, re.M).group(1)) for q in ("50", "99")}  # type: ignore[union-attr]
