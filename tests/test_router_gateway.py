@@ -16,7 +16,7 @@ import pytest
 from gateway.app import create_app
 from gateway.config import ConfigError
 from gateway.routing.scorer.settings import ScorerSettings
-from tests.support import gateway_settings, wait_for, write_key
+from tests.support import DIFFUSION_MODEL, gateway_settings, wait_for, write_key
 
 HARD = (
     "Alice, Bob and Claire each hold a hat: red, blue, green. Alice swaps with Bob, then Claire swaps "
@@ -149,6 +149,24 @@ def test_the_score_reaches_metrics_and_the_request_log(gateway: Any, caplog: Any
     assert wait_for(lambda: any("route_score" in line for line in lines()))
     line = next(line for line in lines() if "route_score" in line)
     assert line["route_score"] == pytest.approx(score, abs=0.006)
+
+
+def test_a_request_that_names_its_backend_is_not_scored(gateway: Any) -> None:
+    """An explicit choice is honoured as given, so its score would decide nothing: the hot path skips
+    the scorer (no score in the route header, none observed); the dry run still shows it."""
+    auth = {"authorization": f"Bearer {gateway.key}"}
+    by_model = {"model": DIFFUSION_MODEL, "messages": [{"role": "user", "content": HARD}]}
+    by_header = {**auth, "x-gateway-route": "autoregressive"}
+    for payload, h in ((by_model, auth), (body("chat", HARD), by_header)):
+        r = httpx.post(gateway.base_url + "/chat/completions", json=payload, headers=h, timeout=10)
+        assert r.status_code == 200, r.text
+        assert "score" not in r.headers["x-gateway-route"]
+        dry = httpx.post(gateway.base_url + "/gateway/route", json=payload, headers=h, timeout=10)
+        assert dry.json()["difficulty"]["score"] > dry.json()["difficulty"]["threshold"]
+    scored = httpx.post(gateway.base_url + "/chat/completions", json=body("chat", HARD), headers=auth)
+    assert "hard:score=" in scored.headers["x-gateway-route"]
+    assert wait_for(lambda: gateway.metric("gateway_route_score_count", backend="autoregressive") == 1)
+    assert gateway.metric("gateway_route_score_count", backend="diffusion") == 0
 
 
 def test_a_bad_model_file_stops_start_up(tmp_path: Path) -> None:

@@ -41,7 +41,6 @@ def _route(args: argparse.Namespace) -> int:
         dry_run_endpoint,
         plan_route,
     )
-    from gateway.routing import extract_features
 
     settings = load_settings(args.config)
     body = sys.stdin.buffer.read() if str(args.file) == "-" else args.file.read_bytes()
@@ -58,16 +57,8 @@ def _route(args: argparse.Namespace) -> int:
         )
         views = BackendPool(settings.backends, settings.routing.breaker).views()
         principal = Principal(name="cli", kind="anonymous")
-        features = extract_features(parsed.view, parsed.endpoint, scorer, explain=EXPLAIN_FEATURES)
         decision, steps = plan_route(
-            settings,
-            views,
-            parsed,
-            headers,
-            principal,
-            scorer,
-            explain=EXPLAIN_FEATURES,
-            features=features,
+            settings, views, parsed, headers, principal, scorer, explain=EXPLAIN_FEATURES
         )
     except GatewayError as exc:
         print(exc.body().decode(), file=sys.stderr)

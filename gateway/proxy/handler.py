@@ -45,7 +45,7 @@ from gateway.proxy.planning import (
 from gateway.proxy.thinking import apply_thinking
 from gateway.record import DiffusionRun, RequestRecord
 from gateway.relay import ClientDisconnected, cancel_on_disconnect
-from gateway.routing import Decision, extract_features
+from gateway.routing import Decision
 from gateway.routing.scorer.model import ScorerModel
 from gateway.shadow.sampling import ShadowSampler
 from gateway.upstream import UpstreamClient
@@ -85,16 +85,8 @@ class ProxyHandler:
     async def plan(
         self, parsed: ProxiedRequest, headers: Headers, principal: Principal, *, explain: int = 0
     ) -> tuple[Decision, int | None]:
-        features = extract_features(parsed.view, parsed.endpoint, self._scorer, explain=explain)
         return plan_route(
-            self._settings,
-            self._pool.views(),
-            parsed,
-            headers,
-            principal,
-            self._scorer,
-            explain=explain,
-            features=features,
+            self._settings, self._pool.views(), parsed, headers, principal, self._scorer, explain=explain
         )
 
     def _parse(self, body: bytes, endpoint: Endpoint, principal: Principal) -> ProxiedRequest:

@@ -15,8 +15,7 @@ from gateway.config import Settings
 from gateway.errors import InvalidRequest
 from gateway.proxy.body import ProxiedRequest
 from gateway.proxy.dialects import PATHS, Endpoint, guess_endpoint
-from gateway.routing import BackendView, Decision, RouteInput, decide, extract_features
-from gateway.routing.features import RequestFeatures
+from gateway.routing import AUTO, BackendView, Decision, RouteInput, decide, extract_features
 from gateway.routing.scorer.model import ScorerModel
 from gateway.upstream.settings import BackendSettings
 
@@ -44,15 +43,15 @@ def plan_route(
     scorer: ScorerModel | None,
     *,
     explain: int = 0,
-    features: RequestFeatures | None = None,
 ) -> tuple[Decision, int | None]:
-    """The routing decision for a parsed request, and the diffusion step cap of its speed tier.
-
-    ``features``: when the caller extracted them already.
-    """
+    """The routing decision for a parsed request, and the diffusion step cap of its speed tier."""
     policy = settings.routing
-    if features is None:
-        features = extract_features(parsed.view, parsed.endpoint, scorer, explain=explain)
+    # A request that names its backend (the route header, or a model other than auto) is honoured as
+    # given, so its difficulty decides nothing: it is scored only for a dry run, which shows the score.
+    named = bool(headers.get(ROUTE_HEADER)) or parsed.model != AUTO
+    features = extract_features(
+        parsed.view, parsed.endpoint, None if named and not explain else scorer, explain=explain
+    )
     threshold = principal.route_threshold or policy.scorer.threshold or (scorer.threshold if scorer else 0.5)
     access = principal.access((view.name, view.model) for view in views)
     decision = decide(

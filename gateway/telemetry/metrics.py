@@ -158,7 +158,8 @@ class Metrics:
         )
         self.route_score = histogram(
             "gateway_route_score",
-            "The difficulty scorer's score per routed request, by the backend the decision chose first.",
+            "The difficulty scorer's score per request routed by policy (model auto, no route header), "
+            "by the backend the decision chose first.",
             ["backend"],
             _SCORES,
         )
