@@ -218,6 +218,31 @@ def test_scoring_is_deterministic_and_explained(model: ScorerModel) -> None:
     assert any(c.feature == '"ball"' for c in model.score(text, explain=50).top)
 
 
+@pytest.mark.parametrize(
+    ("newest", "system", "earlier"),
+    [
+        ("Hi! How was your weekend?", "", ""),
+        ("ok", "", ""),
+        ("", "", ""),
+        ("x x x y y", "Be nice. Be nice. Be nice.", "and 3 + 3? and 3 + 3?"),  # repeated buckets
+        ("水箱有两个进水管，甲管单独注满需要6小时，乙管需要8小时。两管同时开，几小时注满？", "", ""),  # noqa: RUF001
+        ("Summarise this:\n\n" + "The council met on Tuesday to discuss the budget. " * 80, "", ""),
+        ("Prove that √2 is irrational. " * 200, "You are a maths tutor.", "What is a rational number?"),
+    ],
+    ids=["chat", "one-word", "empty", "repeats", "chinese", "pasted", "long-with-context"],
+)
+def test_the_fused_score_is_the_vector_dotted_with_the_weights(
+    model: ScorerModel, newest: str, system: str, earlier: str
+) -> None:
+    """Scoring without an explanation takes the fused path (no vector built); it gives what the vector
+    dotted with the weights gives, which is what training fits."""
+    a, b = model.calibration
+    logit = a * model.logit_of(vectorize(newest, system, earlier)) + b
+    fast = model.score(newest, system, earlier)
+    assert fast.score == pytest.approx(1.0 / (1.0 + math.exp(-logit)), abs=1e-12)
+    assert fast.context == pytest.approx(model.score(newest, system, earlier, explain=3).context, abs=1e-12)
+
+
 def test_explanations_rank_by_size_whatever_the_sign(model: ScorerModel) -> None:
     """A chat turn's strongest features push towards easy: they come first, not the weak positive ones."""
     top = model.score("hi!! thanks so much, you made my day 😊 have a lovely evening", explain=8).top

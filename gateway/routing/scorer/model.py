@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.routing.scorer.vector import BITS, FEATURE_SET, SHAPE_VALUE, RequestVector, vectorize
+from gateway.routing.scorer.vector import BITS, FEATURE_SET, SHAPE_VALUE, RequestVector, dot, vectorize
 
 __all__ = ["Contribution", "Difficulty", "ScorerModel"]
 
@@ -77,12 +77,15 @@ class ScorerModel:
     def score(self, newest: str, system: str = "", earlier: str = "", *, explain: int = 0) -> Difficulty:
         """The request's difficulty; ``explain`` > 0 also lists that many contributions that pushed it
         most, largest first."""
-        v = vectorize(newest, system, earlier, explain=explain > 0)
         a, b = self.calibration
+        if not explain:
+            turn, context, shape = dot(self.weights, newest, system, earlier)
+            logit = a * (self.bias + turn + self._shape(shape) + context) + b
+            return Difficulty(_sigmoid(logit), a * context)
+        v = vectorize(newest, system, earlier, explain=True)
         context = self._dot(v.context)
-        logit = a * (self._raw(v) + context) + b
-        score = 1.0 / (1.0 + math.exp(-logit)) if logit > -700 else 0.0
-        if not explain or v.labels is None:
+        score = _sigmoid(a * (self._raw(v) + context) + b)
+        if v.labels is None:
             return Difficulty(score, a * context)
         grouped: dict[str, float] = {}
         w = self.weights
@@ -101,9 +104,11 @@ class ScorerModel:
 
     def _raw(self, v: RequestVector) -> float:
         """The bias and the newest turn's part of the logit."""
+        return self.bias + self._dot(v.ngrams) + self._dot(v.text) + self._shape(v.shape)
+
+    def _shape(self, names: frozenset[str]) -> float:
         get = self.shape.get
-        shape = SHAPE_VALUE * sum(get(name, 0.0) for name in v.shape)
-        return self.bias + self._dot(v.ngrams) + self._dot(v.text) + shape
+        return SHAPE_VALUE * sum(get(name, 0.0) for name in names)
 
     def _dot(self, part: dict[int, float]) -> float:
         w = self.weights
@@ -112,3 +117,7 @@ class ScorerModel:
     def finite(self) -> bool:
         values = [self.bias, *self.calibration, *self.shape.values()]
         return all(map(math.isfinite, values)) and all(map(math.isfinite, self.weights))
+
+
+def _sigmoid(logit: float) -> float:
+    return 1.0 / (1.0 + math.exp(-logit)) if logit > -700 else 0.0

@@ -27,16 +27,18 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import re
 import unicodedata
 import zlib
 from array import array
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gateway.routing.scorer.text import featurize_blocks
 
-__all__ = ["BITS", "FEATURE_SET", "SHAPE_VALUE", "RequestVector", "vectorize"]
+__all__ = ["BITS", "FEATURE_SET", "SHAPE_VALUE", "RequestVector", "dot", "vectorize"]
 
 FEATURE_SET = "ngram-shape/1"
 BITS = 20
@@ -183,3 +185,45 @@ def vectorize(newest: str, system: str = "", earlier: str = "", *, explain: bool
             block.labels = dict.fromkeys(block.labels, EARLIER_LABEL)
         block.into(out.context, _EARLIER, labels)
     return out
+
+
+def _weighted(counts: Counter[int], weight: float, w: array[float]) -> float:
+    """A block's share of the logit: its counts at about unit length times ``weight``, dotted with ``w``
+    (what ``_Block.into`` then a dot over the vector give, without building the vector)."""
+    if not counts:
+        return 0.0
+    values = list(counts.values())
+    norm: float = (sum(map(operator.mul, values, values)) + _PRIOR) ** 0.5
+    total: float = sum(map(operator.mul, values, map(w.__getitem__, counts)))
+    return weight / norm * total
+
+
+def _token_counts(text: str, prefix: str, chars: tuple[int, ...], pairs: bool) -> Counter[int]:
+    tokens = _WORD.findall(text)
+    counts = Counter(itertools.chain.from_iterable([_token(prefix, t, chars) for t in tokens]))
+    if pairs:
+        counts.update([_bucket(prefix + "b:" + a + " " + b) for a, b in itertools.pairwise(tokens)])
+    return counts
+
+
+def _named_counts(names: Iterable[str]) -> Counter[int]:
+    return Counter(map(_bucket, names))
+
+
+def dot(
+    w: array[float], newest: str, system: str = "", earlier: str = ""
+) -> tuple[float, float, frozenset[str]]:
+    """``vectorize``'s vector dotted with the weights ``w``, computed block by block without building it:
+    (the newest turn's part, the context's part, the shape features). The same recipe, in a third of
+    the time: the scorer runs on every request routed by policy, an explanation only on a dry run."""
+    turn = _weighted(_token_counts(_normal(_clip(newest)), "t:", _CHARS, pairs=True), _TURN, w)
+    text = featurize_blocks(newest)
+    for part in (text.words, text.pairs, text.pasted):
+        turn += _weighted(_named_counts(map("x:".__add__, part)), _TEXT, w)
+    context = 0.0
+    if system:
+        words = _WORD.findall(_normal(_clip(system)))
+        context += _weighted(_named_counts(map("sys:w:".__add__, words)), _SYSTEM, w)
+    if earlier:
+        context += _weighted(_token_counts(_normal(_clip(earlier)), "prev:", (3,), pairs=False), _EARLIER, w)
+    return turn, context, frozenset(text.shape)
