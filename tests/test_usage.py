@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -481,6 +482,42 @@ def exercise_poison(url: str) -> None:
 
 def test_a_poisoned_row_costs_no_other_row_on_sqlite(tmp_path):
     exercise_poison(f"sqlite:///{tmp_path / 'usage.db'}")
+
+
+def test_rows_are_built_on_the_writer_thread_and_one_that_fails_costs_itself(tmp_path):
+    """The request side queues what a row is built from; ``build`` runs on the writer's thread. One that
+    raises there costs its own row (counted as refused), not the batch and not the thread."""
+    url = f"sqlite:///{tmp_path / 'usage.db'}"
+    dropped: dict[str, int] = {}
+    threads: set[str] = set()
+
+    def build(item: str) -> Any:
+        threads.add(threading.current_thread().name)
+        if item == "broken":
+            raise ValueError(item)
+        return record(request_id=item)
+
+    writer = UsageWriter(
+        UsageStore(url),
+        queue_size=100,
+        batch_size=100,
+        flush_interval=0.01,
+        on_dropped=lambda n, reason: dropped.__setitem__(reason, dropped.get(reason, 0) + n),
+        build=build,
+    )
+    for item in ("first", "broken", "last"):
+        writer.submit(item)
+    assert threads == set()  # nothing built on the caller's side
+    writer.start()
+    try:
+        assert wait_for(lambda: writer.written == 2), (writer.written, dropped)
+        writer.submit("after")
+        assert wait_for(lambda: writer.written == 3)
+    finally:
+        writer.close(timeout=5)
+    assert dropped == {"refused": 1}
+    assert threads == {"usage-writer"}
+    assert sorted(r["request_id"] for r in rows(url)) == ["after", "first", "last"]
 
 
 def test_a_poisoned_row_costs_no_other_row_on_postgres(postgres):

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from gateway.record import RequestRecord
 from gateway.usage.query import UsageQuery, summarize
-from gateway.usage.records import from_request
+from gateway.usage.records import UsageRecord, from_request
 from gateway.usage.settings import UsageSettings
 from gateway.usage.store import UsageStore
 from gateway.usage.writer import UsageWriter
@@ -26,6 +27,11 @@ def _none(count: int, reason: str) -> None:
 
 
 log = logging.getLogger("gateway.usage")
+
+
+def _row(item: tuple[RequestRecord, float, float]) -> UsageRecord:
+    record, finished, wall = item
+    return from_request(record, finished, now=wall)
 
 
 class Ledger:
@@ -50,6 +56,7 @@ class Ledger:
             on_written=(lambda n: written.labels(store).inc(n)) if written is not None else lambda n: None,
             write_timeout=settings.write_timeout,
             slow_write=settings.slow_write,
+            build=_row,
         )
 
     def finish(self, record: RequestRecord, finished: float) -> None:
@@ -58,7 +65,9 @@ class Ledger:
         without a key fill the store (kept retention_days): those are counted by reason in the metrics
         and sampled in the log instead. An authenticated caller's rejections (403, 429) keep their rows."""
         if record.api is not None and record.auth_failure is None:
-            self.writer.submit(from_request(record, finished))
+            # The row is built on the writer's thread: the request pays one append. The record is not
+            # changed after its finishers run.
+            self.writer.submit((record, finished, time.time()))
 
     def start(self) -> None:
         # The series exist from the start (an alert on increase() needs the zero), created here rather

@@ -1,6 +1,7 @@
 """Writes ledger rows off the request path: a bounded queue, drained in batches by one thread.
 
-``submit`` is all a request pays: a non-blocking put. When the store is slow or down the queue fills up
+``submit`` is all a request pays: one append of what the row will be built from (``build`` turns it
+into the row on the writer's thread). When the store is slow or down the queue fills up
 to ``usage.queue_size``; past that, new records are dropped and counted (never a wait, never an error
 for the client). A batch that failed to write is kept and retried with a back-off, so a store that comes
 back loses nothing that was still queued. ``close`` writes what is left, within ``shutdown_timeout``.
@@ -18,6 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any
 
 from gateway.usage.records import UsageRecord
 from gateway.usage.store import UsageStore, timed_out, transient
@@ -45,11 +47,14 @@ class UsageWriter:
         on_written: Callable[[int], None] = lambda n: None,
         write_timeout: float | None = None,
         slow_write: float | None = None,
+        build: Callable[[Any], UsageRecord] | None = None,
     ) -> None:
         """``write_timeout``: seconds after which the watchdog ends a call that has not returned (twice the
         store's own statement timeout, which a live server enforces first); ``slow_write``: seconds after
-        which a call is logged as slow while it runs."""
+        which a call is logged as slow while it runs; ``build``: what turns a submitted item into its row,
+        on the writer's thread (None: items are rows already)."""
         self.store = store
+        self._build = build
         self._watchdog: Watchdog | None = None
         if write_timeout is not None or slow_write is not None:
             limit = 2 * write_timeout if write_timeout is not None else float("inf")
@@ -62,7 +67,7 @@ class UsageWriter:
         # A deque, not a queue.Queue: append and popleft are atomic under the GIL, so a request pays
         # one append instead of a lock, a condition and a notify (a rejected request is cheap, so its
         # ledger row is a measurable share of its cost). One consumer (the writer thread) pops.
-        self._queue: deque[UsageRecord] = deque()
+        self._queue: deque[Any] = deque()
         self._queue_size = queue_size
         self._batch_size = batch_size
         self._flush_interval = flush_interval
@@ -80,7 +85,8 @@ class UsageWriter:
 
     # ---- the request side (event loop) ------------------------------------------------------------------
 
-    def submit(self, record: UsageRecord) -> None:
+    def submit(self, record: Any) -> None:
+        """Queue a row, or what ``build`` makes one of: never blocks, never raises."""
         if self._stop.is_set():
             self._drop(1, "shutdown")
             return
@@ -221,7 +227,18 @@ class UsageWriter:
         queued = self._queue
         take = min(len(queued), self._batch_size)
         pop = queued.popleft
-        return [pop() for _ in range(take)]
+        items = [pop() for _ in range(take)]
+        build = self._build
+        if build is None:
+            return items
+        rows = []
+        for item in items:
+            try:
+                rows.append(build(item))
+            except Exception:  # a row that cannot be built costs that row, never the writer thread
+                log.exception("usage ledger: a record could not be made into a row")
+                self._drop(1, "refused")
+        return rows
 
     def _expire(self) -> None:
         if self._retention_days is None or time.monotonic() < self._next_expiry:
