@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -26,7 +25,6 @@ from gateway.api.fastpath import GatewayApp
 from gateway.api.state import GatewayState
 from gateway.auth import Authenticator
 from gateway.auth.keys import KeyStore
-from gateway.auth.tokens import JWTVerifier
 from gateway.backends.health import probe_forever
 from gateway.backends.state import BackendPool, SharedCount
 from gateway.config import ConfigError, Settings, load_settings
@@ -48,6 +46,9 @@ from gateway.upstream import UpstreamClient, build_upstream
 from gateway.usage.ledger import Ledger
 
 if TYPE_CHECKING:
+    import httpx
+
+    from gateway.auth.tokens import JWTVerifier
     from gateway.telemetry.tracing import Tracer
 
 __all__ = ["create_app"]
@@ -97,11 +98,16 @@ def create_app(
         principal_labels=settings.telemetry.metrics_principal,
     )
     keys = _key_store(settings)
-    idp_client = httpx.AsyncClient(transport=idp_transport, trust_env=False, follow_redirects=False)
-    tiers = settings.auth.tiers
-    verifier = (
-        JWTVerifier(settings.auth.jwt, idp_client, tiers=tiers) if settings.auth.jwt is not None else None
-    )
+    verifier: JWTVerifier | None = None
+    idp_client: httpx.AsyncClient | None = None
+    if settings.auth.jwt is not None:
+        # Imported here: PyJWT, cryptography and httpx take ~13 MB that a gateway on API keys never uses.
+        import httpx
+
+        from gateway.auth.tokens import JWTVerifier
+
+        idp_client = httpx.AsyncClient(transport=idp_transport, trust_env=False, follow_redirects=False)
+        verifier = JWTVerifier(settings.auth.jwt, idp_client, tiers=settings.auth.tiers)
     if keys is not None and keys.usable_count == 0 and verifier is None and not settings.auth.allow_anonymous:
         raise ConfigError(
             f"auth.keys_file: {keys.path} holds no usable key and no JWT is configured; "
@@ -152,7 +158,7 @@ def create_app(
             keys=keys,
             jwt=verifier,
             allow_anonymous=settings.auth.allow_anonymous,
-            tiers=tiers,
+            tiers=settings.auth.tiers,
             on_failure=metrics.auth_failed,
         ),
         keys=keys,

@@ -309,7 +309,9 @@ def test_the_feature_set_has_a_new_name_whenever_the_features_change() -> None:
 
 
 def test_a_model_of_another_feature_set_is_refused_at_load(tmp_path: Path, model: ScorerModel) -> None:
-    other = ScorerModel(model.weights, model.shape, model.bias, feature_set="ngram-shape/0")
+    other = ScorerModel(
+        model.weights, model.shape, model.bias, scale=model.scale, feature_set="ngram-shape/0"
+    )
     path = tmp_path / "old.bin.gz"
     path.write_bytes(dump_model(other))
     with pytest.raises(ModelError, match=r"trained on features 'ngram-shape/0'.*retrain it"):

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 from starlette.responses import Response
 
@@ -26,6 +25,8 @@ from gateway.upstream import UpstreamClient
 from gateway.usage.ledger import Ledger
 
 if TYPE_CHECKING:  # imported only when tracing is on: off, nothing from opentelemetry is loaded
+    import httpx
+
     from gateway.telemetry.tracing import Tracer
 
 __all__ = ["GatewayState"]
@@ -37,7 +38,7 @@ class GatewayState:
     auth: Authenticator
     keys: KeyStore | None
     upstream: UpstreamClient
-    idp_client: httpx.AsyncClient
+    idp_client: httpx.AsyncClient | None  # with a JWT issuer only
     pool: BackendPool
     limiter: Limiter
     store: StateStore
@@ -62,7 +63,8 @@ class GatewayState:
         if self.shadow is not None:  # before the upstream client: its workers use it
             await self.shadow.aclose()
         await self.upstream.aclose()
-        await self.idp_client.aclose()
+        if self.idp_client is not None:
+            await self.idp_client.aclose()
         await self.store.aclose()
         if self.ledger is not None:
             await self.ledger.close()

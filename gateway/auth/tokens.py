@@ -27,7 +27,7 @@ from gateway.auth.principal import Principal
 from gateway.auth.settings import JWTSettings, TierPolicy
 from gateway.errors import AuthenticationFailed, ConfigError, IdentityProviderDown
 
-__all__ = ["JWKSCache", "JWTVerifier", "looks_like_jwt"]
+__all__ = ["JWKSCache", "JWTVerifier"]
 
 log = logging.getLogger("gateway.auth")
 
@@ -35,10 +35,6 @@ _INVALID = "Invalid bearer token."
 _NUMERIC_DATES = ("exp", "nbf", "iat")
 # The furthest ahead a numeric date may lie: a century (of Julian years), in seconds.
 _MAX_AHEAD = 36_525 * 86_400
-
-
-def looks_like_jwt(token: str) -> bool:
-    return token.count(".") == 2 and token.startswith("eyJ")
 
 
 class JWKSCache:

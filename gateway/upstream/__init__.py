@@ -5,8 +5,7 @@ exceptions translated at this boundary, so the client library can be swapped (``
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import httpx
+from typing import TYPE_CHECKING
 
 from gateway.upstream.base import (
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -20,6 +19,9 @@ from gateway.upstream.base import (
     UpstreamTooLarge,
 )
 from gateway.upstream.settings import BackendSettings
+
+if TYPE_CHECKING:  # httpx is imported only when it is the client (server.upstream_client: httpx)
+    import httpx
 
 __all__ = [
     "UpstreamBroken",

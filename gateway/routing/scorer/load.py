@@ -82,9 +82,10 @@ def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
         a, b = (float(x) for x in meta["calibration"])
         shape = {str(k): float(v) for k, v in dict(meta["shape"]).items()}
         model = ScorerModel(
-            array("f", [scale * w for w in packed]),
+            packed,
             shape,
             float(meta["bias"]),
+            scale=scale,
             calibration=(a, b),
             threshold=float(meta["threshold"]),
             meta=meta.get("meta") if isinstance(meta.get("meta"), dict) else {},
@@ -100,9 +101,10 @@ def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
 
 def dump_model(model: ScorerModel) -> bytes:
     """A model file's bytes: the same model gives the same bytes (gzip without a time stamp)."""
-    largest = max((abs(w) for w in model.weights), default=0.0)
+    weights = [model.scale * w for w in model.weights]
+    largest = max(map(abs, weights), default=0.0)
     scale = largest / _LIMIT if largest else 1.0
-    packed = array("h", [max(-_LIMIT, min(_LIMIT, round(w / scale))) for w in model.weights])
+    packed = array("h", [max(-_LIMIT, min(_LIMIT, round(w / scale))) for w in weights])
     if sys.byteorder == "big":
         packed.byteswap()
     header = {

@@ -44,17 +44,23 @@ class Difficulty:
 
 
 class ScorerModel:
-    """Weights by hashed bucket (``weights``, ``2**BITS`` of them) and by shape feature, a bias, the
-    calibration ``(a, b)`` and the threshold the evaluation chose."""
+    """Weights by hashed bucket (``scale`` times ``weights``, ``2**BITS`` of them) and by shape feature, a
+    bias, the calibration ``(a, b)`` and the threshold the evaluation chose.
 
-    __slots__ = ("bias", "calibration", "feature_set", "meta", "shape", "threshold", "weights")
+    A model file holds its bucket weights as 16-bit integers and a scale; they are kept so (2 MB) and
+    scaled once per block's sum, where a float per weight took 4 MB and a list of a million floats
+    while loading, which the process kept as fragmented heap.
+    """
+
+    __slots__ = ("bias", "calibration", "feature_set", "meta", "scale", "shape", "threshold", "weights")
 
     def __init__(
         self,
-        weights: array[float],
+        weights: array[float] | array[int],
         shape: Mapping[str, float],
         bias: float,
         *,
+        scale: float = 1.0,
         calibration: tuple[float, float] = (1.0, 0.0),
         threshold: float = 0.5,
         feature_set: str = FEATURE_SET,
@@ -63,6 +69,7 @@ class ScorerModel:
         if len(weights) != 1 << BITS:
             raise ValueError(f"expected {1 << BITS} weights, got {len(weights)}")
         self.weights = weights
+        self.scale = scale
         self.shape = dict(shape)
         self.bias = bias
         self.calibration = calibration
@@ -80,6 +87,7 @@ class ScorerModel:
         a, b = self.calibration
         if not explain:
             turn, context, shape = dot(self.weights, newest, system, earlier)
+            turn, context = turn * self.scale, context * self.scale
             logit = a * (self.bias + turn + self._shape(shape) + context) + b
             return Difficulty(_sigmoid(logit), a * context)
         v = vectorize(newest, system, earlier, explain=True)
@@ -88,11 +96,11 @@ class ScorerModel:
         if v.labels is None:
             return Difficulty(score, a * context)
         grouped: dict[str, float] = {}
-        w = self.weights
+        w, scaled = self.weights, a * self.scale
         for part in v.parts():
             for bucket, value in part.items():
                 label = v.labels[bucket]
-                grouped[label] = grouped.get(label, 0.0) + a * w[bucket] * value
+                grouped[label] = grouped.get(label, 0.0) + scaled * w[bucket] * value
         for name in v.shape:
             weight = self.shape.get(name, 0.0)
             if weight:
@@ -112,10 +120,10 @@ class ScorerModel:
 
     def _dot(self, part: dict[int, float]) -> float:
         w = self.weights
-        return sum(w[bucket] * value for bucket, value in part.items())
+        return self.scale * sum(w[bucket] * value for bucket, value in part.items())
 
     def finite(self) -> bool:
-        values = [self.bias, *self.calibration, *self.shape.values()]
+        values = [self.bias, self.scale, *self.calibration, *self.shape.values()]
         return all(map(math.isfinite, values)) and all(map(math.isfinite, self.weights))
 
 

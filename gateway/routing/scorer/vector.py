@@ -35,6 +35,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from gateway.routing.scorer.text import featurize_blocks
 
@@ -45,6 +46,8 @@ BITS = 20
 _MASK = (1 << BITS) - 1
 CLIP = 1500  # characters read at each end of a long text
 SHAPE_VALUE = 0.25
+# A model's bucket weights: floats, or the integers of a model file (gateway.routing.scorer.model).
+Weights: TypeAlias = "array[float] | array[int]"
 # Block weights: the newest turn's n-grams and text words count in full, the context at half.
 _TURN, _TEXT, _SYSTEM, _EARLIER = 1.0, 1.0, 0.5, 0.5
 # What the squared length of a block is counted above its own: a sentence has dozens of features and
@@ -187,7 +190,7 @@ def vectorize(newest: str, system: str = "", earlier: str = "", *, explain: bool
     return out
 
 
-def _weighted(counts: Counter[int], weight: float, w: array[float]) -> float:
+def _weighted(counts: Counter[int], weight: float, w: Weights) -> float:
     """A block's share of the logit: its counts at about unit length times ``weight``, dotted with ``w``
     (what ``_Block.into`` then a dot over the vector give, without building the vector)."""
     if not counts:
@@ -210,9 +213,7 @@ def _named_counts(names: Iterable[str]) -> Counter[int]:
     return Counter(map(_bucket, names))
 
 
-def dot(
-    w: array[float], newest: str, system: str = "", earlier: str = ""
-) -> tuple[float, float, frozenset[str]]:
+def dot(w: Weights, newest: str, system: str = "", earlier: str = "") -> tuple[float, float, frozenset[str]]:
     """``vectorize``'s vector dotted with the weights ``w``, computed block by block without building it:
     (the newest turn's part, the context's part, the shape features). The same recipe, in a third of
     the time: the scorer runs on every request routed by policy, an explanation only on a dry run."""
