@@ -564,3 +564,12 @@ def test_the_word_cache_is_bounded_and_skips_long_runs() -> None:
     vectorize("zebrafish")
     assert vector._cached.cache_info().currsize > before.currsize or before.currsize == before.maxsize
     assert vector._cached.cache_info().maxsize == 1 << 14
+
+
+def test_bucket_labels_are_the_same_from_the_table() -> None:
+    """Shape counts' labels are kept once worked out: the kept ones are what working them out gives."""
+    for edges in ((1, 2, 4), (1, 4, 7), (1, 2, 4, 8, 16), (1, 3, 6), (1, 2)):
+        for count in (*range(70), 500, 10**6):
+            assert text_module._bucket(count, edges) == text_module._label(count, edges)
+            assert text_module._bucket(count, edges) == text_module._label(count, edges)  # from the table
+    assert all(count <= 64 for count, _ in text_module._LABELS)

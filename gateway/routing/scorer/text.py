@@ -106,7 +106,21 @@ _SENTENCE_ENDS = (". ", "? ", "! ", ".\n")
 
 
 def _bucket(count: int, edges: tuple[int, ...]) -> str:
-    """``count`` as the label of its bucket: edges (1, 2, 4) give 0, 1, 2-3, 4+."""
+    """``count`` as the label of its bucket: edges (1, 2, 4) give 0, 1, 2-3, 4+. A dozen shape features
+    take one each per request, and the small counts recur: each label is worked out once."""
+    label = _LABELS.get((count, edges))
+    if label is None:
+        label = _label(count, edges)
+        if count <= _LABELLED_COUNTS:
+            _LABELS[count, edges] = label
+    return label
+
+
+_LABELS: dict[tuple[int, tuple[int, ...]], str] = {}
+_LABELLED_COUNTS = 64  # the table stays a few hundred entries, whatever the texts
+
+
+def _label(count: int, edges: tuple[int, ...]) -> str:
     previous = 0
     for edge in edges:
         if count < edge:
