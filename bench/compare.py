@@ -3,6 +3,10 @@
     python3 bench/compare.py --base 5ce3b6a                  # 5 pairs of 10 s windows per measure
     python3 bench/compare.py --base 5ce3b6a --pairs 7 --window 15 --json out.json
     python3 bench/compare.py --base 5ce3b6a --this-config extra.yaml   # a variant of this build
+    python3 bench/compare.py --base <a commit without a trick> --config limits.yaml   # both builds
+
+A speed trick is measured against a commit that leaves it out (or, for what a setting selects, against
+this build with ``--base HEAD --this-config``): docs/performance.md lists them.
 
 The earlier commit is exported with ``git archive`` into a temporary directory and both gateways run from
 this environment's Python (the earlier build's code, today's libraries). Both start at once and stay up;
@@ -27,6 +31,7 @@ temporary directory):
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -135,6 +140,13 @@ def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
             into[name] = value
 
 
+def _merged(*configs: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for config in configs:
+        _merge(out, copy.deepcopy(config))
+    return out
+
+
 def body(model: str) -> dict[str, Any]:
     return {
         "model": model,
@@ -175,6 +187,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5, help="pairs of windows per measure (>= 5)")
     parser.add_argument("--window", type=float, default=10.0, help="seconds per window")
     parser.add_argument("--measures", default=",".join(MEASURES), help="comma-separated subset")
+    parser.add_argument("--config", type=Path, help="YAML merged into both builds' configuration")
     parser.add_argument("--this-config", type=Path, help="YAML merged into this build's configuration")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
@@ -184,14 +197,15 @@ def main() -> None:
     gateway_cpus, rest = {cores[0]}, set(cores[1:])
     os.sched_setaffinity(0, rest)  # this process and what it starts: fake upstream, wrk
     measures = args.measures.split(",")
+    both = yaml.safe_load(args.config.read_text()) if args.config else {}
     extra = yaml.safe_load(args.this_config.read_text()) if args.this_config else {}
 
     with tempfile.TemporaryDirectory() as tmpdir, ExitStack() as stack:
         tmp = Path(tmpdir)
         base_tree = export(args.base, tmp / "base")
         builds = [
-            Build("base", base_tree, tmp, has_ledger=(base_tree / "gateway" / "usage").is_dir(), extra={}),
-            Build("this", ROOT, tmp, has_ledger=True, extra=extra),
+            Build("base", base_tree, tmp, has_ledger=(base_tree / "gateway" / "usage").is_dir(), extra=both),
+            Build("this", ROOT, tmp, has_ledger=True, extra=_merged(both, extra)),
         ]
         port = free_port()
         upstream = f"http://127.0.0.1:{port}"
@@ -226,17 +240,20 @@ def main() -> None:
                 print(f"{measure} pair {i + 1}: {line}", flush=True)
             ratios = [p["this"]["rps"] / p["base"]["rps"] for p in pairs]
             added = [p["this"]["p50_ms"] - p["base"]["p50_ms"] for p in pairs]
+            tail = [p["this"]["p99_ms"] - p["base"]["p99_ms"] for p in pairs]
             cpu = [p["this"]["cpu_us_per_request"] / p["base"]["cpu_us_per_request"] for p in pairs]
             results["measures"][measure] = {
                 "pairs": pairs,
                 "throughput_ratio": summary(ratios),
                 "added_p50_ms": summary(added),
+                "added_p99_ms": summary(tail),
                 "cpu_per_request_ratio": summary(cpu),
             }
-            r, a, c = summary(ratios), summary(added), summary(cpu)
+            r, a, c, t = summary(ratios), summary(added), summary(cpu), summary(tail)
             print(
                 f"{measure}: throughput this/base median {r['median']:.3f} ({r['min']:.3f}-{r['max']:.3f}); "
                 f"p50 this-base {a['median']:+.3f} ms ({a['min']:+.3f} to {a['max']:+.3f}); "
+                f"p99 this-base {t['median']:+.3f} ms ({t['min']:+.3f} to {t['max']:+.3f}); "
                 f"CPU per request this/base {c['median']:.3f} ({c['min']:.3f}-{c['max']:.3f})",
                 flush=True,
             )
