@@ -81,9 +81,10 @@ class ServerSettings(_Section):
     # Bounds on what one request may ask a backend for (docs/security.md: bound n and max_tokens).
     max_n: int = Field(8, ge=1, le=128)
     max_output_tokens: int | None = Field(None, ge=1)
-    # The HTTP client that talks to backends, all behind gateway/upstream/. httptools is the lean default
-    # (measured against the others: bench/run.py part 0); aiohttp and httpx are there to compare with.
-    upstream_client: Literal["httptools", "aiohttp", "httpx"] = "httptools"
+    # The HTTP client that talks to backends, behind gateway/upstream/: httptools, the lean default (a
+    # third more throughput than aiohttp's client, which it replaced: docs/performance.md), or httpx, the
+    # reference client, which the tests also use to put a transport of their own in front of the app.
+    upstream_client: Literal["httptools", "httpx"] = "httptools"
     # The event loop. asyncio's own is the default, by the numbers (bench/run.py part 0b,
     # docs/performance.md): as fast as uvloop for the gateway, and fair under saturation, where uvloop
     # keeps a few requests waiting hundreds of ms at high concurrency, a bare server included.

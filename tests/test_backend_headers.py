@@ -23,7 +23,7 @@ from gateway.app import create_app
 from gateway.upstream.base import MAX_RESPONSE_HEADER_BYTES
 from tests.support import AR_MODEL, ServerThread, gateway_settings, write_key
 
-CLIENTS = ("httptools", "aiohttp", "httpx")
+CLIENTS = ("httptools", "httpx")
 CHAT = [{"role": "user", "content": "Hello"}]
 ANSWER = {
     "id": "chatcmpl-1",

@@ -165,3 +165,43 @@ def test_shadow_overhead_bench_runs():
     table = [line.split() for line in result.stdout.splitlines() if line.startswith("  ")]
     rows = {cells[0]: cells for cells in table if len(cells) == 5}
     assert rows["off"][-1] == "0" and int(rows["on-100%"][-1]) > 0
+
+
+def test_compare_bench_runs(tmp_path):
+    """bench/compare.py with one pair of one-second windows, this build against its own last commit: only
+    that both gateways ran from their own trees and a pair was measured (the figures are not checked)."""
+    import json
+
+    from tests.support import system_binary
+
+    system_binary("wrk")
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("the bench pins the gateway to one core and the clients to the others (Linux)")
+    if not (ROOT / ".git").exists():
+        pytest.skip("the bench exports the earlier commit from this checkout's git history")
+    out = tmp_path / "compare.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "compare.py"),
+            "--base",
+            "HEAD",
+            "--pairs",
+            "1",
+            "--window",
+            "1",
+            "--measures",
+            "pinned_c1",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    results = json.loads(out.read_text())
+    pair = results["measures"]["pinned_c1"]["pairs"][0]
+    assert pair["base"]["rps"] > 0 and pair["this"]["rps"] > 0
+    assert set(results["idle_rss_mb"]["after_warm_up"]) == {"base", "this"}

@@ -54,7 +54,6 @@ def test_dockerfile_lints_clean_and_has_what_an_image_needs():
         "fastapi",
         "uvicorn",
         "httptools",
-        "aiohttp",
         "httpx",
         "pyjwt",
         "limits",

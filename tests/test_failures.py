@@ -57,7 +57,7 @@ def test_total_timeout_bounds_a_non_streaming_request(make_gateway):
     assert r.status_code == 504
 
 
-@pytest.mark.parametrize("client", ["httptools", "aiohttp", "httpx"])
+@pytest.mark.parametrize("client", ["httptools", "httpx"])
 @pytest.mark.parametrize(("stream", "status"), [(False, 200), (True, 504)])
 def test_an_answer_later_than_the_first_byte_timeout_is_served_only_unstreamed(
     make_gateway, client, stream, status

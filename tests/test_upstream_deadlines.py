@@ -15,7 +15,7 @@ import pytest
 from gateway.upstream import UpstreamClient, UpstreamTimeout, build_upstream
 from gateway.upstream.settings import BackendSettings
 
-CLIENTS = ("httptools", "aiohttp", "httpx")
+CLIENTS = ("httptools", "httpx")
 SHORT = 0.05  # the deadline the server misses
 LATE = 0.25  # how late it is: well past SHORT, far from every other deadline
 LONG = 30.0

@@ -48,10 +48,6 @@ def build_upstream(
         from gateway.upstream.httpx_client import HttpxUpstream
 
         return HttpxUpstream(backends, transport=transport, max_response_bytes=max_response_bytes)
-    if kind == "aiohttp":
-        from gateway.upstream.aiohttp_client import AiohttpUpstream
-
-        return AiohttpUpstream(backends, max_response_bytes=max_response_bytes)
     from gateway.upstream.httptools_client import HttptoolsUpstream
 
     return HttptoolsUpstream(backends, max_response_bytes=max_response_bytes)
