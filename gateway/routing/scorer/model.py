@@ -21,7 +21,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.routing.scorer.vector import BITS, FEATURE_SET, SHAPE_VALUE, RequestVector, dot, vectorize
+from gateway.routing.scorer.vector import (
+    BITS,
+    FEATURE_SET,
+    SHAPE_VALUE,
+    RequestVector,
+    WordSums,
+    dot,
+    vectorize,
+)
 
 __all__ = ["Contribution", "Difficulty", "ScorerModel"]
 
@@ -52,7 +60,17 @@ class ScorerModel:
     while loading, which the process kept as fragmented heap.
     """
 
-    __slots__ = ("bias", "calibration", "feature_set", "meta", "scale", "shape", "threshold", "weights")
+    __slots__ = (
+        "_sums",
+        "bias",
+        "calibration",
+        "feature_set",
+        "meta",
+        "scale",
+        "shape",
+        "threshold",
+        "weights",
+    )
 
     def __init__(
         self,
@@ -68,8 +86,9 @@ class ScorerModel:
     ) -> None:
         if len(weights) != 1 << BITS:
             raise ValueError(f"expected {1 << BITS} weights, got {len(weights)}")
-        self.weights = weights
+        self.weights = weights  # not changed once the model is built: their sums per word are kept
         self.scale = scale
+        self._sums = WordSums(weights)
         self.shape = dict(shape)
         self.bias = bias
         self.calibration = calibration
@@ -86,7 +105,7 @@ class ScorerModel:
         most, largest first."""
         a, b = self.calibration
         if not explain:
-            turn, context, shape = dot(self.weights, newest, system, earlier)
+            turn, context, shape = dot(self.weights, newest, system, earlier, self._sums)
             turn, context = turn * self.scale, context * self.scale
             logit = a * (self.bias + turn + self._shape(shape) + context) + b
             return Difficulty(_sigmoid(logit), a * context)
