@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -518,6 +519,26 @@ def test_rows_are_built_on_the_writer_thread_and_one_that_fails_costs_itself(tmp
     assert dropped == {"refused": 1}
     assert threads == {"usage-writer"}
     assert sorted(r["request_id"] for r in rows(url)) == ["after", "first", "last"]
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread niceness is Linux's")
+def test_the_writer_thread_runs_below_the_event_loop(tmp_path):
+    """The writer's CPU must not take the core from the event loop in the scheduler's slices: its thread
+    is niced (Linux schedules threads apart), the rest of the process is not."""
+    from gateway.usage.writer import WRITER_NICENESS
+
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    writer = UsageWriter(
+        UsageStore(f"sqlite:///{tmp_path / 'usage.db'}"), queue_size=10, batch_size=10, flush_interval=0.01
+    )
+    writer.start()
+    try:
+        assert wait_for(lambda: writer._thread.native_id is not None)
+        tid = writer._thread.native_id
+        assert wait_for(lambda: os.getpriority(os.PRIO_PROCESS, tid) == min(19, before + WRITER_NICENESS))
+        assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
+    finally:
+        writer.close(timeout=5)
 
 
 def test_a_poisoned_row_costs_no_other_row_on_postgres(postgres):
