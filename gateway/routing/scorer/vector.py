@@ -216,10 +216,11 @@ class WordSums:
     def _sum(self, prefix: str, token: str, chars: tuple[int, ...]) -> float:
         return sum(map(self._w.__getitem__, _token(prefix, token, chars)))
 
-    def __call__(self, prefix: str, token: str, chars: tuple[int, ...]) -> float:
+    def __call__(self, prefix: str, token: str, chars: tuple[int, ...], buckets: array[int]) -> float:
+        """The sum for ``token``, whose ``buckets`` the caller has (a long token's are not kept)."""
         if len(token) <= _CACHED_CHARS:
             return self._cached(prefix, token, chars)
-        return self._sum(prefix, token, chars)
+        return sum(map(self._w.__getitem__, buckets))
 
 
 def _words_part(
@@ -230,12 +231,14 @@ def _words_part(
     tokens = _WORD.findall(text)
     if not tokens:
         return 0.0
-    counts = Counter(itertools.chain.from_iterable([_token(prefix, t, chars) for t in tokens]))
+    arrays = [_token(prefix, t, chars) for t in tokens]
+    counts = Counter(itertools.chain.from_iterable(arrays))
     paired = [_bucket(prefix + "b:" + a + " " + b) for a, b in itertools.pairwise(tokens)] if pairs else []
     counts.update(paired)
     values = list(counts.values())
     norm: float = (sum(map(operator.mul, values, values)) + _PRIOR) ** 0.5
-    total = sum([sums(prefix, t, chars) for t in tokens]) + sum(map(w.__getitem__, paired))
+    total = sum([sums(prefix, t, chars, a) for t, a in zip(tokens, arrays, strict=True)])
+    total += sum(map(w.__getitem__, paired))
     return weight / norm * total
 
 
