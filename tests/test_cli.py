@@ -127,8 +127,8 @@ def test_check_config_rejects_no_auth_and_bad_values(tmp_path, capsys):
 
 
 def test_check_config_closes_the_clients_it_made(tmp_path, monkeypatch, capsys):
-    """The app it builds holds httpx clients (upstream, identity provider) and a Redis connection pool
-    (rate windows and leases): each is closed before the command returns."""
+    """The app it builds holds httpx clients (upstream, and the identity provider's with a JWT issuer) and
+    a Redis connection pool (rate windows and leases): each is closed before the command returns."""
     import httpx
     from redis.asyncio import ConnectionPool
 
@@ -157,7 +157,10 @@ def test_check_config_closes_the_clients_it_made(tmp_path, monkeypatch, capsys):
             {
                 "server": {"upstream_client": "httpx"},
                 "backends": [{"name": "d", "kind": "diffusion", "url": "http://127.0.0.1:1", "model": "m"}],
-                "auth": {"allow_anonymous": True},
+                "auth": {
+                    "allow_anonymous": True,
+                    "jwt": {"issuer": "https://idp.test", "audience": "gw", "jwks_url": "https://idp.test/jwks"},
+                },
                 "state": {"redis_url": "redis://127.0.0.1:1/0"},
             }
         )

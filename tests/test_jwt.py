@@ -397,3 +397,35 @@ async def test_a_private_key_or_a_missing_file_is_refused_as_the_public_key(tmp_
             JWTVerifier(settings(public_key_file=private), client)
         with pytest.raises(ConfigError, match="cannot read"):
             JWTVerifier(settings(public_key_file=tmp_path / "absent.pem"), client)
+
+
+def test_a_gateway_without_a_jwt_issuer_never_imports_the_jwt_libraries(tmp_path):
+    """PyJWT, cryptography and httpx (~13 MB of a worker's memory) are loaded only for JWT verification
+    (or the httpx upstream client): a gateway on API keys, built and served, never imports them."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "backends": [{"name": "d", "kind": "diffusion", "url": "http://127.0.0.1:1", "model": "m"}],
+                "auth": {"allow_anonymous": True},
+                "usage": {"enabled": False},
+            }
+        )
+    )
+    probe = (
+        "import sys, gateway.cli, gateway.commands.serve\n"
+        "from gateway.app import create_app\n"
+        "from gateway.config import load_settings\n"
+        f"create_app(load_settings({str(config)!r}))\n"
+        "print(sorted(m for m in ('jwt', 'cryptography', 'httpx') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
