@@ -49,9 +49,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 sys.path.insert(0, str(BENCH))
 
-from run import Process, free_port, machine, wrk  # noqa: E402
+from run import DIFFUSION_MODEL, Process, free_port, machine, two_backends, wrk  # noqa: E402
 
-PINNED_MODEL = "nvidia/diffusiongemma-26B-A4B-it-NVFP4"
+PINNED_MODEL = DIFFUSION_MODEL
 MEASURES: dict[str, tuple[str, int]] = {
     # name: (model, connections)
     "pinned_c16": (PINNED_MODEL, 16),
@@ -97,21 +97,7 @@ class Build:
         key = self._python("keys", "create", "bench", "--keys-file", str(keys)).stdout.strip()
         config: dict[str, Any] = {
             "server": {"host": "127.0.0.1", "port": port},
-            "backends": [
-                {
-                    "name": "diffusion",
-                    "kind": "diffusion",
-                    "url": upstream,
-                    "model": PINNED_MODEL,
-                    "max_concurrency": 1024,
-                },
-                {
-                    "name": "autoregressive",
-                    "kind": "autoregressive",
-                    "url": upstream,
-                    "model": "google/gemma-4-26B-A4B-it",
-                },
-            ],
+            "backends": two_backends(upstream, upstream, max_concurrency=1024),
             "auth": {"keys_file": str(keys)},
             "routing": {"health_interval": 5},
         }

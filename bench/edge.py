@@ -54,7 +54,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from edge_clients import abuse, limited_key, wait_for_key  # noqa: E402
-from run import BODY, Process, free_port, new_key, wrk  # noqa: E402
+from run import BODY, Process, free_port, new_key, two_backends, wrk  # noqa: E402
 
 # ---- the gateway under test -------------------------------------------------------------------------------
 
@@ -88,21 +88,7 @@ def start_gateway(
     key = new_key(keys)
     config = {
         "server": {"host": "127.0.0.1", "port": port, "log_level": "warning", "loop": loop},
-        "backends": [
-            {
-                "name": "diffusion",
-                "kind": "diffusion",
-                "url": upstream,
-                "model": "nvidia/diffusiongemma-26B-A4B-it-NVFP4",
-                "max_concurrency": 4096,
-            },
-            {
-                "name": "autoregressive",
-                "kind": "autoregressive",
-                "url": upstream,
-                "model": "google/gemma-4-26B-A4B-it",
-            },
-        ],
+        "backends": two_backends(upstream, upstream, max_concurrency=4096),
         "auth": {"keys_file": str(keys)},
         "routing": {"health_interval": 5},
         "telemetry": {"scrape_backends": False},

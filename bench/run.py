@@ -131,6 +131,29 @@ def new_key(keys: Path) -> str:
     ).stdout.strip()
 
 
+DIFFUSION_MODEL = "nvidia/diffusiongemma-26B-A4B-it-NVFP4"
+
+
+def two_backends(diffusion_url: str, ar_url: str, **diffusion: Any) -> list[dict[str, Any]]:
+    """The backends section every benchmark puts behind the gateway; ``diffusion`` adds fields to the
+    diffusion backend (``max_concurrency``: the fake upstream has no 4-sequence limit)."""
+    return [
+        {
+            "name": "diffusion",
+            "kind": "diffusion",
+            "url": diffusion_url,
+            "model": DIFFUSION_MODEL,
+            **diffusion,
+        },
+        {
+            "name": "autoregressive",
+            "kind": "autoregressive",
+            "url": ar_url,
+            "model": "google/gemma-4-26B-A4B-it",
+        },
+    ]
+
+
 def gateway(
     stack: ExitStack, tmp: Path, diffusion_url: str, ar_url: str, **sections: Any
 ) -> tuple[str, str, Process]:
@@ -141,21 +164,7 @@ def gateway(
     key = new_key(keys)
     config = {
         "server": {"host": "127.0.0.1", "port": port, **sections.pop("server", {})},
-        "backends": [
-            {
-                "name": "diffusion",
-                "kind": "diffusion",
-                "url": diffusion_url,
-                "model": "nvidia/diffusiongemma-26B-A4B-it-NVFP4",
-                **sections.pop("diffusion", {}),
-            },
-            {
-                "name": "autoregressive",
-                "kind": "autoregressive",
-                "url": ar_url,
-                "model": "google/gemma-4-26B-A4B-it",
-            },
-        ],
+        "backends": two_backends(diffusion_url, ar_url, **sections.pop("diffusion", {})),
         "auth": {"keys_file": str(keys)},
         # The usage ledger (on by default) in the run's temporary directory, not the working directory.
         "usage": {"url": f"sqlite:///{tmp / f'usage-{port}.db'}"},

@@ -12,6 +12,19 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def run_bench(script: str, *args: str, timeout: int) -> subprocess.CompletedProcess[str]:
+    """A bench script under this environment's Python; it must exit 0."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
 def test_routing_bench_runs(tmp_path):
     out = tmp_path / "routing.json"
     result = subprocess.run(
@@ -70,28 +83,21 @@ def test_edge_bench_runs(tmp_path):
 
     system_binary("wrk")
     out = tmp_path / "edge.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "edge.py"),
-            "--quick",
-            "--slow-clients",
-            "30",
-            "--soak",
-            "300",
-            "--parts",
-            "BC",  # D (two workers) is tests/test_edge.py's
-            "--mixes",
-            "head+body+unread_stream",
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
+    run_bench(
+        "edge.py",
+        "--quick",
+        "--slow-clients",
+        "30",
+        "--soak",
+        "300",
+        "--parts",
+        "BC",  # D (two workers) is tests/test_edge.py's
+        "--mixes",
+        "head+body+unread_stream",
+        "--json",
+        str(out),
         timeout=300,
-        check=False,
     )
-    assert result.returncode == 0, result.stderr
     results = json.loads(out.read_text())
     for kind in ("head", "body", "unread_stream"):
         assert results["abuse"]["head+body+unread_stream"]["slow_clients"][kind]["closed"] > 0
@@ -180,27 +186,20 @@ def test_compare_bench_runs(tmp_path):
     if not (ROOT / ".git").exists():
         pytest.skip("the bench exports the earlier commit from this checkout's git history")
     out = tmp_path / "compare.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "compare.py"),
-            "--base",
-            "HEAD",
-            "--pairs",
-            "1",
-            "--window",
-            "1",
-            "--measures",
-            "pinned_c1",
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
+    run_bench(
+        "compare.py",
+        "--base",
+        "HEAD",
+        "--pairs",
+        "1",
+        "--window",
+        "1",
+        "--measures",
+        "pinned_c1",
+        "--json",
+        str(out),
         timeout=300,
-        check=False,
     )
-    assert result.returncode == 0, result.stderr
     results = json.loads(out.read_text())
     pair = results["measures"]["pinned_c1"]["pairs"][0]
     assert pair["base"]["rps"] > 0 and pair["this"]["rps"] > 0
