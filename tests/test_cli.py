@@ -159,7 +159,11 @@ def test_check_config_closes_the_clients_it_made(tmp_path, monkeypatch, capsys):
                 "backends": [{"name": "d", "kind": "diffusion", "url": "http://127.0.0.1:1", "model": "m"}],
                 "auth": {
                     "allow_anonymous": True,
-                    "jwt": {"issuer": "https://idp.test", "audience": "gw", "jwks_url": "https://idp.test/jwks"},
+                    "jwt": {
+                        "issuer": "https://idp.test",
+                        "audience": "gw",
+                        "jwks_url": "https://idp.test/jwks",
+                    },
                 },
                 "state": {"redis_url": "redis://127.0.0.1:1/0"},
             }
