@@ -102,3 +102,27 @@ class PostgresServer:
                 self.proc.kill()
                 self.proc.wait()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def grafana_reader_database(postgres: PostgresServer) -> str:
+    """A database ``gateway`` on ``postgres`` with deploy/postgres/initdb/10-grafana-reader.sh run against
+    it as the postgres image runs it (reader password ``reader-secret``); its URL."""
+    import psycopg
+
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE gateway")
+    env = {
+        **os.environ,
+        "POSTGRES_USER": "gateway",
+        "POSTGRES_DB": "gateway",
+        "LEDGER_GRAFANA_PASSWORD": "reader-secret",
+        "PGHOST": "127.0.0.1",
+        "PGPORT": str(postgres.port),
+        "PATH": f"{postgres.bindir}:{os.environ['PATH']}",
+    }
+    script = (
+        Path(__file__).resolve().parent.parent / "deploy" / "postgres" / "initdb" / "10-grafana-reader.sh"
+    )
+    result = subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return postgres.url.rsplit("/", 1)[0] + "/gateway"

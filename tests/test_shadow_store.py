@@ -3,8 +3,6 @@ migrated from a ledger of the previous schema, and on PostgreSQL readable by the
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +13,7 @@ from sqlalchemy import text
 from gateway.shadow.store import SampleRow, SampleStore
 from gateway.usage.schema import MIGRATIONS, SCHEMA_VERSION, shadow_samples
 from gateway.usage.store import UsageStore
-from tests.postgres_support import PostgresServer
+from tests.postgres_support import PostgresServer, grafana_reader_database
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -129,21 +127,7 @@ def test_grafanas_reader_reads_the_ledger_but_not_the_prompts(postgres):
     creates: the samples' table, which holds prompts and answers, is taken back from it."""
     import psycopg
 
-    with psycopg.connect(postgres.url, autocommit=True) as conn:
-        conn.execute("CREATE DATABASE gateway")
-    env = {
-        **os.environ,
-        "POSTGRES_USER": "gateway",
-        "POSTGRES_DB": "gateway",
-        "LEDGER_GRAFANA_PASSWORD": "reader-secret",
-        "PGHOST": "127.0.0.1",
-        "PGPORT": str(postgres.port),
-        "PATH": f"{postgres.bindir}:{os.environ['PATH']}",
-    }
-    script = ROOT / "deploy" / "postgres" / "initdb" / "10-grafana-reader.sh"
-    result = subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    store = SampleStore(postgres.url.rsplit("/", 1)[0] + "/gateway")
+    store = SampleStore(grafana_reader_database(postgres))
     store.write(row())
     store.dispose()
     reader = f"postgresql://grafana:reader-secret@127.0.0.1:{postgres.port}/gateway"

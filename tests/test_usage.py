@@ -26,7 +26,7 @@ from gateway.usage.records import UsageRecord, from_request
 from gateway.usage.schema import SCHEMA_VERSION, usage_records
 from gateway.usage.store import UsageStore
 from gateway.usage.writer import UsageWriter
-from tests.postgres_support import PostgresServer
+from tests.postgres_support import PostgresServer, grafana_reader_database
 from tests.support import AR_MODEL, wait_for, write_key
 
 CHAT = [{"role": "user", "content": "Hi! How was your weekend?"}]
@@ -1010,27 +1010,9 @@ def test_a_client_that_hangs_up_still_gets_its_row(make_gateway, tmp_path):
 def test_the_compose_init_script_gives_grafana_a_read_only_role(postgres):
     """deploy/postgres/initdb/10-grafana-reader.sh, run as the postgres image runs it, against a real
     server: Grafana's role reads the tables the gateway creates later, and may change nothing."""
-    import os
-    import subprocess
-
     import psycopg
 
-    root = Path(__file__).resolve().parent.parent
-    with psycopg.connect(postgres.url, autocommit=True) as conn:
-        conn.execute("CREATE DATABASE gateway")
-    env = {
-        **os.environ,
-        "POSTGRES_USER": "gateway",
-        "POSTGRES_DB": "gateway",
-        "LEDGER_GRAFANA_PASSWORD": "reader-secret",
-        "PGHOST": "127.0.0.1",
-        "PGPORT": str(postgres.port),
-        "PATH": f"{postgres.bindir}:{os.environ['PATH']}",
-    }
-    script = root / "deploy" / "postgres" / "initdb" / "10-grafana-reader.sh"
-    result = subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    ledger = postgres.url.rsplit("/", 1)[0] + "/gateway"
+    ledger = grafana_reader_database(postgres)
     store = UsageStore(ledger)
     store.write([record(principal="alice")])
     store.dispose()

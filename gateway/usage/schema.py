@@ -10,6 +10,7 @@ configuration file and a scripts directory for what is one table; this is the pa
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import (
     Boolean,
@@ -31,17 +32,26 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "schema_version", "shadow_
 
 metadata = MetaData()
 
+
+def _request_columns() -> list[Column[Any]]:
+    """The columns both tables open with: the row's id, when the request finished, which request it was
+    and whose (fresh objects each call: a column belongs to one table)."""
+    return [
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("ts", Float, nullable=False),
+        Column("day", String(10), nullable=False),
+        Column("request_id", String(128), nullable=False),
+        Column("principal", String(256)),
+        Column("principal_kind", String(16)),
+        Column("tier", String(64)),
+        Column("api", String(16), nullable=False),
+    ]
+
+
 usage_records = Table(
     "usage_records",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("ts", Float, nullable=False),
-    Column("day", String(10), nullable=False),
-    Column("request_id", String(128), nullable=False),
-    Column("principal", String(256)),
-    Column("principal_kind", String(16)),
-    Column("tier", String(64)),
-    Column("api", String(16), nullable=False),
+    *_request_columns(),
     Column("model", String(256)),
     Column("backend", String(64)),
     Column("route", String(1024), nullable=False),
@@ -68,14 +78,7 @@ usage_records = Table(
 shadow_samples = Table(
     "shadow_samples",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("ts", Float, nullable=False),
-    Column("day", String(10), nullable=False),
-    Column("request_id", String(128), nullable=False),
-    Column("principal", String(256)),
-    Column("principal_kind", String(16)),
-    Column("tier", String(64)),
-    Column("api", String(16), nullable=False),
+    *_request_columns(),
     Column("routed_to", String(64), nullable=False),
     Column("routed_kind", String(16), nullable=False),
     Column("shadow_backend", String(64), nullable=False),
