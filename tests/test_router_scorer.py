@@ -566,10 +566,18 @@ def test_the_word_cache_is_bounded_and_skips_long_runs() -> None:
     assert vector._cached.cache_info().maxsize == 1 << 14
 
 
-def test_bucket_labels_are_the_same_from_the_table() -> None:
-    """Shape counts' labels are kept once worked out: the kept ones are what working them out gives."""
-    for edges in ((1, 2, 4), (1, 4, 7), (1, 2, 4, 8, 16), (1, 3, 6), (1, 2)):
+def test_count_scales_name_each_count_as_its_bucket_label() -> None:
+    """A shape count's feature is looked up in a table clamped at the last edge: every count, within the
+    table and far past it, gets the name its bucket's label gives."""
+    for scale, name, edges in (
+        (text_module._CODE_TERMS, "code_terms", (1, 2, 4)),
+        (text_module._CLOSING_QUESTION, "closing_question", (1, 4, 7)),
+        (text_module._SENTENCES, "sentences", (1, 2, 4, 8, 16)),
+        (text_module._LIST, "list", (1, 3, 6)),
+        (text_module._ASKS_QUANTITY, "asks_quantity", (1, 2)),
+    ):
         for count in (*range(70), 500, 10**6):
-            assert text_module._bucket(count, edges) == text_module._label(count, edges)
-            assert text_module._bucket(count, edges) == text_module._label(count, edges)  # from the table
-    assert all(count <= 64 for count, _ in text_module._LABELS)
+            assert scale[min(count, edges[-1])] == f"s:{name}={text_module._label(count, edges)}"
+    assert text_module._label(3, (1, 2, 4)) == "2-3"
+    assert text_module._label(1, (1, 2, 4)) == "1"
+    assert text_module._label(9, (1, 2, 4)) == "4+"

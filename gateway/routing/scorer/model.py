@@ -15,6 +15,7 @@ only where it departs from the common case.
 
 from __future__ import annotations
 
+import itertools
 import math
 from array import array
 from collections.abc import Mapping
@@ -134,8 +135,7 @@ class ScorerModel:
         return self.bias + self._dot(v.ngrams) + self._dot(v.text) + self._shape(v.shape)
 
     def _shape(self, names: frozenset[str]) -> float:
-        get = self.shape.get
-        return SHAPE_VALUE * sum(get(name, 0.0) for name in names)
+        return SHAPE_VALUE * sum(map(self.shape.get, names, itertools.repeat(0.0, len(names))))
 
     def _dot(self, part: dict[int, float]) -> float:
         w = self.weights

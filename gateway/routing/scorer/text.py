@@ -105,28 +105,48 @@ _CODE_CHARS = ("()", "=>", "::", "&&", "||", "{", "</", "`")
 _SENTENCE_ENDS = (". ", "? ", "! ", ".\n")
 
 
-def _bucket(count: int, edges: tuple[int, ...]) -> str:
-    """``count`` as the label of its bucket: edges (1, 2, 4) give 0, 1, 2-3, 4+. A dozen shape features
-    take one each per request, and the small counts recur: each label is worked out once."""
-    label = _LABELS.get((count, edges))
-    if label is None:
-        label = _label(count, edges)
-        if count <= _LABELLED_COUNTS:
-            _LABELS[count, edges] = label
-    return label
-
-
-_LABELS: dict[tuple[int, tuple[int, ...]], str] = {}
-_LABELLED_COUNTS = 64  # the table stays a few hundred entries, whatever the texts
-
-
 def _label(count: int, edges: tuple[int, ...]) -> str:
+    """``count`` as the label of its bucket: edges (1, 2, 4) give 0, 1, 2-3, 4+."""
     previous = 0
     for edge in edges:
         if count < edge:
             return str(previous) if edge - previous == 1 else f"{previous}-{edge - 1}"
         previous = edge
     return f"{previous}+"
+
+
+def _scale(name: str, edges: tuple[int, ...]) -> tuple[str, ...]:
+    """The names of feature ``name``'s buckets by count, up to the last edge: a count is looked up as
+    ``scale[min(count, edges[-1])]``, the count's label worked out once per process."""
+    return tuple(f"s:{name}={_label(count, edges)}" for count in range(edges[-1] + 1))
+
+
+_FEW = (1, 2, 4)
+_CODE_TERMS, _CODE_VERBS, _MATH_TERMS, _TRANSFORM_TERMS, _DOMAIN_TERMS, _CHATTY, _SOCIAL_TERMS = (
+    _scale(name, _FEW)
+    for name in (
+        "code_terms",
+        "code_verbs",
+        "math_terms",
+        "transform_terms",
+        "domain_terms",
+        "chatty",
+        "social_terms",
+    )
+)
+_ASKS_QUANTITY = _scale("asks_quantity", (1, 2))
+_NUMBERS = _scale("numbers", (1, 2, 4, 7))
+_NAMES = _scale("names", (1, 2, 3, 5))
+_WITH_UNIT = _scale("with_unit", (1, 2, 3))
+_ARITHMETIC_COUNT = _scale("arithmetic", _FEW)
+_NOTATION = _scale("notation", (1, 3))
+_QUESTIONS = _scale("questions", _FEW)
+_CLOSING_QUESTION = _scale("closing_question", (1, 4, 7))
+_SENTENCES = _scale("sentences", (1, 2, 4, 8, 16))
+_COMMAS = _scale("commas", (1, 2, 4, 8))
+_LIST = _scale("list", (1, 3, 6))
+_PARAGRAPHS = _scale("paragraphs", _FEW)
+_CODE = _scale("code", _FEW)
 
 
 class TextFeatures(NamedTuple):
@@ -252,7 +272,7 @@ def _closing_question(text: str, out: set[str]) -> None:
     body = text[:-1]
     start = max(body.rfind("."), body.rfind("!"), body.rfind("?"), body.rfind("\n")) + 1
     words = _folded(body[start:])
-    out.add("s:closing_question=" + _bucket(len(words), (1, 4, 7)))
+    out.add(_CLOSING_QUESTION[min(len(words), 7)])
     if not SECOND_PERSON.isdisjoint(words):
         out.add("s:asks_listener")
     if "0" in words:  # "How long do 3 pumps take?": a word problem's question often holds a figure
@@ -290,43 +310,39 @@ def _shape(text: str, folded: list[str], out: set[str]) -> None:
     distinct = set(folded)
     # C++, C# and F# lose their sign to the word pattern: count them here.
     signed = int("++" in text or ("#" in text and ("C#" in text or "c#" in text or "F#" in text)))
-    counts = {
-        "code_terms": len(distinct & CODE_TERMS) + signed,
-        "code_verbs": len(distinct & CODE_VERBS),
-        "math_terms": len(distinct & MATH_TERMS),
-        "transform_terms": len(distinct & TRANSFORM_TERMS),
-        # Code or maths at all: a linear model cannot say "code terms OR maths terms" with two counts.
-        "domain_terms": len(distinct & DOMAIN) + signed,
-    }
-    for name, count in counts.items():
-        out.add(f"s:{name}=" + _bucket(count, (1, 2, 4)))
+    out.add(_CODE_TERMS[min(len(distinct & CODE_TERMS) + signed, 4)])
+    out.add(_CODE_VERBS[min(len(distinct & CODE_VERBS), 4)])
+    out.add(_MATH_TERMS[min(len(distinct & MATH_TERMS), 4)])
+    out.add(_TRANSFORM_TERMS[min(len(distinct & TRANSFORM_TERMS), 4)])
+    # Code or maths at all: a linear model cannot say "code terms OR maths terms" with two counts.
+    out.add(_DOMAIN_TERMS[min(len(distinct & DOMAIN) + signed, 4)])
     # The register of chat: exclamations, laughter, emoticons and emoji. Small talk that mentions numbers
     # and names ("slept 5 hours because Priya kept texting") reads as a puzzle without it.
     chatty = text.count("!") + len(distinct & LAUGHTER) + _count_any(text, EMOTICONS)
     if not text.isascii():
         chatty += len(_EMOJI.findall(text))
-    out.add("s:chatty=" + _bucket(chatty, (1, 2, 4)))
-    out.add("s:social_terms=" + _bucket(len(distinct & SOCIAL_TERMS), (1, 2, 4)))
+    out.add(_CHATTY[min(chatty, 4)])
+    out.add(_SOCIAL_TERMS[min(len(distinct & SOCIAL_TERMS), 4)])
     quantity = len(distinct & QUANTITY_WORDS)
     for cue in distinct & QUANTITY_AFTER.keys():
         quantity += _followed_by(folded, cue, QUANTITY_AFTER[cue])
-    out.add("s:asks_quantity=" + _bucket(quantity, (1, 2)))
+    out.add(_ASKS_QUANTITY[min(quantity, 2)])
     numbers = folded.count("0")
-    out.add("s:numbers=" + _bucket(numbers, (1, 2, 4, 7)))
+    out.add(_NUMBERS[min(numbers, 7)])
     names = [t for t in set(_MID_CAPITAL.findall(text)) if t.lower() not in NOT_NAMES]
     if len(names) >= 5 and len(distinct) >= 30 and 4 * len(names) > len(distinct):
         # A quarter of the words capitalised is German nouns, not a cast of characters: a German text
         # to summarise had "s:names=5+", the mark of a puzzle.
         out.add("s:names=dense")
     else:
-        out.add("s:names=" + _bucket(len(names), (1, 2, 3, 5)))
+        out.add(_NAMES[min(len(names), 5)])
     if numbers:
         if numbers * 8 < len(folded):  # a few numbers: find each (see _followed_by)
             units = _followed_by(folded, "0", UNITS)
         else:  # many: the word after each number, in one pass in C
             after = itertools.compress(folded[1:], map("0".__eq__, folded))
             units = sum(map(UNITS.__contains__, after))
-        out.add("s:with_unit=" + _bucket(units, (1, 2, 3)))
+        out.add(_WITH_UNIT[min(units, 3)])
         # Each pattern runs only when the text holds what it needs: a pattern that starts with a digit
         # class is tried at every position, 10-20 µs a pattern on a 1,600-character window.
         if (":" in text and _CLOCK.search(text)) or (distinct & _MERIDIEM and _AM_PM.search(text)):
@@ -342,32 +358,32 @@ def _shape(text: str, folded: list[str], out: set[str]) -> None:
         if any(c in text for c in _ARITHMETIC_CHARS) or "/" in text:
             arithmetic = len((_ARITHMETIC_ASCII if text.isascii() else _ARITHMETIC).findall(text))
             if arithmetic:
-                out.add("s:arithmetic=" + _bucket(arithmetic, (1, 2, 4)))
+                out.add(_ARITHMETIC_COUNT[min(arithmetic, 4)])
     notation = _notation(text)
     if notation:
-        out.add("s:notation=" + _bucket(notation, (1, 3)))
+        out.add(_NOTATION[min(notation, 3)])
     questions = text.count("?")
-    out.add("s:questions=" + _bucket(questions, (1, 2, 4)))
+    out.add(_QUESTIONS[min(questions, 4)])
     stripped = text.rstrip()
     if stripped.endswith("?"):
         out.add("s:ends_with_question")
         _closing_question(stripped, out)
     sentences = _count_any(text, _SENTENCE_ENDS)
-    out.add("s:sentences=" + _bucket(sentences, (1, 2, 4, 8, 16)))
+    out.add(_SENTENCES[min(sentences, 16)])
     commas = text.count(",")
-    out.add("s:commas=" + _bucket(commas, (1, 2, 4, 8)))
+    out.add(_COMMAS[min(commas, 8)])
     # A short instruction, a paragraph break, then a long payload: "Summarise this:\n\n<an email>".
     if "\n" in text:
         lines = len(_LIST_LINE.findall("\n" + text))
         if lines:
-            out.add("s:list=" + _bucket(lines, (1, 3, 6)))
+            out.add(_LIST[min(lines, 6)])
         # Three lines of two commas or more need six commas in all: the lines are read only then.
         if text.count("|") >= 6 or (
             commas >= 6 and sum(line.count(",") >= 2 for line in text.split("\n")) >= 3
         ):
             out.add("s:table")
-        out.add("s:paragraphs=" + _bucket(text.count("\n\n") + 1, (1, 2, 4)))
+        out.add(_PARAGRAPHS[min(text.count("\n\n") + 1, 4)])
     # camelCase and snake_case identifiers, and the punctuation of code.
     code = len(_CAMEL.findall(text)) + text.count("_") + _count_any(text, _CODE_CHARS)
     if code:
-        out.add("s:code=" + _bucket(code, (1, 2, 4)))
+        out.add(_CODE[min(code, 4)])

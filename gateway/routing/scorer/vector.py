@@ -33,7 +33,7 @@ import unicodedata
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -203,24 +203,48 @@ def _weighted(counts: Counter[int], weight: float, w: Weights) -> float:
 
 class WordSums:
     """A model's weights summed over each word's buckets (the word's and its character n-grams', as
-    ``_token`` gives them), kept per word like the buckets: a word recurs from one request to the next,
+    ``_token`` gives them), kept per word with the buckets: a word recurs from one request to the next,
     and summing its ~20 weights afresh costs a look-up each in a 2 MB table that the rest of a request's
-    work keeps out of the CPU's caches. As many words as the bucket cache, of at most as many letters."""
+    work keeps out of the CPU's caches. One cache per prefix (the turn's, the earlier turns'), keyed by
+    the word alone; as many words as the bucket cache, of at most as many letters."""
 
-    __slots__ = ("_cached", "_w")
+    __slots__ = ("_by_prefix", "_w")
 
     def __init__(self, w: Weights) -> None:
         self._w = w
-        self._cached = functools.lru_cache(maxsize=1 << 14)(self._sum)
+        self._by_prefix: dict[tuple[str, tuple[int, ...]], Callable[[str], _Summed]] = {}
 
-    def _sum(self, prefix: str, token: str, chars: tuple[int, ...]) -> float:
-        return sum(map(self._w.__getitem__, _token(prefix, token, chars)))
+    def _sum(self, prefix: str, chars: tuple[int, ...], token: str) -> _Summed:
+        buckets = _token(prefix, token, chars)
+        return buckets, sum(map(self._w.__getitem__, buckets))
 
-    def __call__(self, prefix: str, token: str, chars: tuple[int, ...], buckets: array[int]) -> float:
-        """The sum for ``token``, whose ``buckets`` the caller has (a long token's are not kept)."""
-        if len(token) <= _CACHED_CHARS:
-            return self._cached(prefix, token, chars)
-        return sum(map(self._w.__getitem__, buckets))
+    def of(self, prefix: str, chars: tuple[int, ...]) -> Callable[[str], _Summed]:
+        """``token -> (its buckets, their weights' sum)`` for words read with ``prefix`` and ``chars``."""
+        summed = self._by_prefix.get((prefix, chars))
+        if summed is None:
+            fresh = functools.partial(self._sum, prefix, chars)
+            cached = functools.lru_cache(maxsize=1 << 14)(fresh)
+
+            def summed(token: str) -> _Summed:
+                return cached(token) if len(token) <= _CACHED_CHARS else fresh(token)
+
+            self._by_prefix[prefix, chars] = summed
+        return summed
+
+
+_Summed: TypeAlias = "tuple[array[int], int | float]"
+
+
+# The bucket of a named feature (a word pair, a system prompt's word, a text feature), kept for the
+# commonest: the names recur from one request to the next (a bot's system prompt on every request), and
+# a look-up is a third of hashing one. 16,384 names of each kind: a few MB however they fill.
+_named_bucket = functools.lru_cache(maxsize=1 << 14)(_bucket)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _text_bucket(feature: str) -> int:
+    """The bucket of a text feature (``text.py``'s name, read as ``x:<name>``)."""
+    return _bucket("x:" + feature)
 
 
 def _words_part(
@@ -231,19 +255,29 @@ def _words_part(
     tokens = _WORD.findall(text)
     if not tokens:
         return 0.0
-    arrays = [_token(prefix, t, chars) for t in tokens]
-    counts = Counter(itertools.chain.from_iterable(arrays))
-    paired = [_bucket(prefix + "b:" + a + " " + b) for a, b in itertools.pairwise(tokens)] if pairs else []
-    counts.update(paired)
+    summed = list(map(sums.of(prefix, chars), tokens))
+    counts = Counter(itertools.chain.from_iterable([buckets for buckets, _ in summed]))
+    total = sum([word for _, word in summed])
+    if pairs:
+        names = [prefix + "b:" + a + " " + b for a, b in itertools.pairwise(tokens)]
+        paired = list(map(_named_bucket, names))
+        counts.update(paired)
+        total += sum(map(w.__getitem__, paired))
     values = list(counts.values())
     norm: float = (sum(map(operator.mul, values, values)) + _PRIOR) ** 0.5
-    total = sum([sums(prefix, t, chars, a) for t, a in zip(tokens, arrays, strict=True)])
-    total += sum(map(w.__getitem__, paired))
     return weight / norm * total
 
 
-def _named_counts(names: Iterable[str]) -> Counter[int]:
-    return Counter(map(_bucket, names))
+def _named_part(names: Iterable[int], weight: float, w: Weights) -> float:
+    """``_weighted`` of the buckets of a block of distinct names. They differ but for a rare collision, and
+    then each counts 1: the length is the number of names and the dot product the sum of their weights."""
+    buckets = list(names)
+    if not buckets:
+        return 0.0
+    if len(set(buckets)) < len(buckets):
+        return _weighted(Counter(buckets), weight, w)
+    norm: float = (len(buckets) + _PRIOR) ** 0.5
+    return weight / norm * sum(map(w.__getitem__, buckets))
 
 
 def dot(
@@ -257,11 +291,11 @@ def dot(
     turn = _words_part(_normal(_clip(newest)), "t:", _CHARS, True, _TURN, w, sums)
     text = featurize_blocks(newest)
     for part in (text.words, text.pairs, text.pasted):
-        turn += _weighted(_named_counts(map("x:".__add__, part)), _TEXT, w)
+        turn += _named_part(map(_text_bucket, part), _TEXT, w)
     context = 0.0
     if system:
         words = _WORD.findall(_normal(_clip(system)))
-        context += _weighted(_named_counts(map("sys:w:".__add__, words)), _SYSTEM, w)
+        context += _weighted(Counter(map(_named_bucket, map("sys:w:".__add__, words))), _SYSTEM, w)
     if earlier:
         context += _words_part(_normal(_clip(earlier)), "prev:", (3,), False, _EARLIER, w, sums)
     return turn, context, frozenset(text.shape)
