@@ -243,6 +243,42 @@ def test_the_fused_score_is_the_vector_dotted_with_the_weights(
     assert fast.context == pytest.approx(model.score(newest, system, earlier, explain=3).context, abs=1e-12)
 
 
+def test_a_system_prompt_is_scored_once_and_kept_as_read(model: ScorerModel) -> None:
+    """A bot's persona comes with every request: its share is worked out once per model and kept under
+    the text as read (its ends, for a long one), and a kept share is what working it out gives."""
+    from gateway.routing.scorer import vector
+
+    persona = "You are Pip, the cheerful helper of a hiking club's Telegram group. Keep it short. " * 3
+    first = model.score("Hi! How was your weekend?", persona)
+    kept = model._cache.system.cache_info()
+    again = model.score("and tomorrow?", persona)
+    assert model._cache.system.cache_info().hits == kept.hits + 1
+    share = vector.ScoreCache(model.weights).system(persona)
+    assert first.context == pytest.approx(model.calibration[0] * model.scale * share, abs=1e-12)
+    assert again.context == first.context
+    other = model.score("Hi! How was your weekend?", "You are a strict maths tutor. Prove every claim.")
+    assert other.context != first.context  # another persona is not taken for the kept one
+    huge = "Be kind. " * 100_000
+    model.score("hi", huge)
+    assert model._cache.system.cache_info().maxsize == vector.SYSTEM_PROMPTS
+    assert len(vector._clip(huge)) == 2 * vector.CLIP + 1  # what is kept of a long one: its two ends
+
+
+def test_a_bucket_collision_in_a_block_of_names_counts_twice(model: ScorerModel) -> None:
+    """Two names of a block in one bucket count 2 there, as the vector counts them: the shortcut for
+    distinct buckets is not taken."""
+    from collections import Counter
+
+    from gateway.routing.scorer import vector
+
+    w = model.weights
+    a, b, c = [i for i in range(len(w)) if w[i]][:3]  # weighted buckets: a miscount would show
+    for buckets in ([a, a, b], [a, b, c], [c]):
+        expected = vector._weighted(Counter(buckets), 1.0, w)
+        assert vector._named_part(iter(buckets), 1.0, w) == pytest.approx(expected, abs=1e-12)
+    assert vector._named_part(iter([]), 1.0, w) == 0.0
+
+
 def test_explanations_rank_by_size_whatever_the_sign(model: ScorerModel) -> None:
     """A chat turn's strongest features push towards easy: they come first, not the weak positive ones."""
     top = model.score("hi!! thanks so much, you made my day 😊 have a lovely evening", explain=8).top

@@ -27,7 +27,7 @@ from gateway.routing.scorer.vector import (
     FEATURE_SET,
     SHAPE_VALUE,
     RequestVector,
-    WordSums,
+    ScoreCache,
     dot,
     vectorize,
 )
@@ -62,7 +62,7 @@ class ScorerModel:
     """
 
     __slots__ = (
-        "_sums",
+        "_cache",
         "bias",
         "calibration",
         "feature_set",
@@ -89,7 +89,7 @@ class ScorerModel:
             raise ValueError(f"expected {1 << BITS} weights, got {len(weights)}")
         self.weights = weights  # not changed once the model is built: their sums per word are kept
         self.scale = scale
-        self._sums = WordSums(weights)
+        self._cache = ScoreCache(weights)
         self.shape = dict(shape)
         self.bias = bias
         self.calibration = calibration
@@ -106,7 +106,7 @@ class ScorerModel:
         most, largest first."""
         a, b = self.calibration
         if not explain:
-            turn, context, shape = dot(self.weights, newest, system, earlier, self._sums)
+            turn, context, shape = dot(self.weights, newest, system, earlier, self._cache)
             turn, context = turn * self.scale, context * self.scale
             logit = a * (self.bias + turn + self._shape(shape) + context) + b
             return Difficulty(_sigmoid(logit), a * context)

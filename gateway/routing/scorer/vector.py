@@ -39,12 +39,13 @@ from typing import TypeAlias
 
 from gateway.routing.scorer.text import featurize_blocks
 
-__all__ = ["BITS", "FEATURE_SET", "SHAPE_VALUE", "RequestVector", "WordSums", "dot", "vectorize"]
+__all__ = ["BITS", "FEATURE_SET", "SHAPE_VALUE", "RequestVector", "ScoreCache", "dot", "vectorize"]
 
 FEATURE_SET = "ngram-shape/1"
 BITS = 20
 _MASK = (1 << BITS) - 1
 CLIP = 1500  # characters read at each end of a long text
+SYSTEM_PROMPTS = 128  # system prompts whose share of the score a model keeps (ScoreCache)
 SHAPE_VALUE = 0.25
 # A model's bucket weights: floats, or the integers of a model file (gateway.routing.scorer.model).
 Weights: TypeAlias = "array[float] | array[int]"
@@ -201,18 +202,29 @@ def _weighted(counts: Counter[int], weight: float, w: Weights) -> float:
     return weight / norm * total
 
 
-class WordSums:
-    """A model's weights summed over each word's buckets (the word's and its character n-grams', as
-    ``_token`` gives them), kept per word with the buckets: a word recurs from one request to the next,
-    and summing its ~20 weights afresh costs a look-up each in a 2 MB table that the rest of a request's
-    work keeps out of the CPU's caches. One cache per prefix (the turn's, the earlier turns'), keyed by
-    the word alone; as many words as the bucket cache, of at most as many letters."""
+class ScoreCache:
+    """What a model's score keeps from one request to the next.
 
-    __slots__ = ("_by_prefix", "_w")
+    - Each word's weights summed over its buckets (the word's and its character n-grams', as ``_token``
+      gives them), kept with the buckets: a word recurs from one request to the next, and summing its
+      ~20 weights afresh costs a look-up each in a 2 MB table that the rest of a request's work keeps
+      out of the CPU's caches. One cache per prefix (the turn's, the earlier turns'), keyed by the word
+      alone; as many words as the bucket cache, of at most as many letters.
+    - The system prompt's share, by the prompt as read (at most ``2 * CLIP`` characters): a bot sends its
+      persona with every request, and a persona of 1,500 characters costs twice a chat turn's score.
+      ``SYSTEM_PROMPTS`` of them, a few MB at most.
+    """
+
+    __slots__ = ("_by_prefix", "_w", "system")
 
     def __init__(self, w: Weights) -> None:
         self._w = w
         self._by_prefix: dict[tuple[str, tuple[int, ...]], Callable[[str], _Summed]] = {}
+        self.system: Callable[[str], float] = functools.lru_cache(maxsize=SYSTEM_PROMPTS)(self._system)
+
+    def _system(self, clipped: str) -> float:
+        words = _WORD.findall(_normal(clipped))
+        return _weighted(Counter(map(_named_bucket, map("sys:w:".__add__, words))), _SYSTEM, self._w)
 
     def _sum(self, prefix: str, chars: tuple[int, ...], token: str) -> _Summed:
         buckets = _token(prefix, token, chars)
@@ -248,14 +260,14 @@ def _text_bucket(feature: str) -> int:
 
 
 def _words_part(
-    text: str, prefix: str, chars: tuple[int, ...], pairs: bool, weight: float, w: Weights, sums: WordSums
+    text: str, prefix: str, chars: tuple[int, ...], pairs: bool, weight: float, w: Weights, cache: ScoreCache
 ) -> float:
     """``_weighted`` of a block of words with their character n-grams (and word pairs): the dot product is
-    the words' sums (``sums``) plus the pairs' weights, a linear sum; the length needs the merged counts."""
+    the words' sums (``cache``) plus the pairs' weights, a linear sum; the length needs the merged counts."""
     tokens = _WORD.findall(text)
     if not tokens:
         return 0.0
-    summed = list(map(sums.of(prefix, chars), tokens))
+    summed = list(map(cache.of(prefix, chars), tokens))
     counts = Counter(itertools.chain.from_iterable([buckets for buckets, _ in summed]))
     total = sum([word for _, word in summed])
     if pairs:
@@ -281,21 +293,20 @@ def _named_part(names: Iterable[int], weight: float, w: Weights) -> float:
 
 
 def dot(
-    w: Weights, newest: str, system: str = "", earlier: str = "", sums: WordSums | None = None
+    w: Weights, newest: str, system: str = "", earlier: str = "", cache: ScoreCache | None = None
 ) -> tuple[float, float, frozenset[str]]:
     """``vectorize``'s vector dotted with the weights ``w``, computed block by block without building it:
     (the newest turn's part, the context's part, the shape features). The same recipe, in a third of
     the time: the scorer runs on every request routed by policy, an explanation only on a dry run.
-    ``sums``: the model's :class:`WordSums` (a fresh one otherwise)."""
-    sums = sums or WordSums(w)
-    turn = _words_part(_normal(_clip(newest)), "t:", _CHARS, True, _TURN, w, sums)
+    ``cache``: the model's :class:`ScoreCache` (a fresh one otherwise)."""
+    cache = cache or ScoreCache(w)
+    turn = _words_part(_normal(_clip(newest)), "t:", _CHARS, True, _TURN, w, cache)
     text = featurize_blocks(newest)
     for part in (text.words, text.pairs, text.pasted):
         turn += _named_part(map(_text_bucket, part), _TEXT, w)
     context = 0.0
     if system:
-        words = _WORD.findall(_normal(_clip(system)))
-        context += _weighted(Counter(map(_named_bucket, map("sys:w:".__add__, words))), _SYSTEM, w)
+        context += cache.system(_clip(system))
     if earlier:
-        context += _words_part(_normal(_clip(earlier)), "prev:", (3,), False, _EARLIER, w, sums)
+        context += _words_part(_normal(_clip(earlier)), "prev:", (3,), False, _EARLIER, w, cache)
     return turn, context, frozenset(text.shape)
