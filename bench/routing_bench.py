@@ -24,11 +24,16 @@ import argparse
 import platform
 import random
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+# The tree this file is in, first: run from an exported commit's tree (bench/compare.py's way of
+# measuring an earlier build), it measures that tree's code, not the installed package's.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gateway.routing import BackendView, RouteInput, decide, extract_features
 from gateway.routing.scorer.load import load_model
