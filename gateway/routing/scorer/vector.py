@@ -248,12 +248,13 @@ _Summed: TypeAlias = "tuple[array[int], int | float]"
 
 
 # The bucket of a named feature (a word pair, a system prompt's word, a text feature), kept for the
-# commonest: the names recur from one request to the next (a bot's system prompt on every request), and
-# a look-up is a third of hashing one. 16,384 names of each kind: a few MB however they fill.
-_named_bucket = functools.lru_cache(maxsize=1 << 14)(_bucket)
+# commonest: the common ones recur from one request to the next, and a look-up is a third of hashing
+# one. ``NAMES`` of each kind, about 1 MB each however they fill.
+NAMES = 1 << 12
+_named_bucket = functools.lru_cache(maxsize=NAMES)(_bucket)
 
 
-@functools.lru_cache(maxsize=1 << 14)
+@functools.lru_cache(maxsize=NAMES)
 def _text_bucket(feature: str) -> int:
     """The bucket of a text feature (``text.py``'s name, read as ``x:<name>``)."""
     return _bucket("x:" + feature)
