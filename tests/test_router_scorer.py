@@ -228,8 +228,9 @@ def test_scoring_is_deterministic_and_explained(model: ScorerModel) -> None:
         ("水箱有两个进水管，甲管单独注满需要6小时，乙管需要8小时。两管同时开，几小时注满？", "", ""),  # noqa: RUF001
         ("Summarise this:\n\n" + "The council met on Tuesday to discuss the budget. " * 80, "", ""),
         ("Prove that √2 is irrational. " * 200, "You are a maths tutor.", "What is a rational number?"),
+        ("and now?", "Answer in French. " * 400, "Write a haiku about rain."),
     ],
-    ids=["chat", "one-word", "empty", "repeats", "chinese", "pasted", "long-with-context"],
+    ids=["chat", "one-word", "empty", "repeats", "chinese", "pasted", "long-with-context", "long-system"],
 )
 def test_the_fused_score_is_the_vector_dotted_with_the_weights(
     model: ScorerModel, newest: str, system: str, earlier: str
@@ -245,7 +246,8 @@ def test_the_fused_score_is_the_vector_dotted_with_the_weights(
 
 def test_a_system_prompt_is_scored_once_and_kept_as_read(model: ScorerModel) -> None:
     """A bot's persona comes with every request: its share is worked out once per model and kept under
-    the text as read (its ends, for a long one), and a kept share is what working it out gives."""
+    the text as read, so two long prompts that differ only where the scorer does not read are one entry;
+    a kept share is what the vector gives."""
     from gateway.routing.scorer import vector
 
     persona = "You are Pip, the cheerful helper of a hiking club's Telegram group. Keep it short. " * 3
@@ -253,15 +255,39 @@ def test_a_system_prompt_is_scored_once_and_kept_as_read(model: ScorerModel) -> 
     kept = model._cache.system.cache_info()
     again = model.score("and tomorrow?", persona)
     assert model._cache.system.cache_info().hits == kept.hits + 1
-    share = vector.ScoreCache(model.weights).system(persona)
-    assert first.context == pytest.approx(model.calibration[0] * model.scale * share, abs=1e-12)
     assert again.context == first.context
     other = model.score("Hi! How was your weekend?", "You are a strict maths tutor. Prove every claim.")
     assert other.context != first.context  # another persona is not taken for the kept one
-    huge = "Be kind. " * 100_000
-    model.score("hi", huge)
+    ends = "Answer in French. " * 100  # 1,800 characters at each end: the middle is not read
+    long_a, long_b = ends + "Be brief. " * 500 + ends, ends + "Be formal and thorough. " * 300 + ends
+    model.score("hi", long_a)
+    kept = model._cache.system.cache_info()
+    model.score("hi", long_b)
+    assert model._cache.system.cache_info().hits == kept.hits + 1
+    logit = model.logit_of(vectorize("hi", long_b))
+    a, b = model.calibration
+    assert model.score("hi", long_b).score == pytest.approx(1 / (1 + math.exp(-(a * logit + b))), abs=1e-12)
     assert model._cache.system.cache_info().maxsize == vector.SYSTEM_PROMPTS
-    assert len(vector._clip(huge)) == 2 * vector.CLIP + 1  # what is kept of a long one: its two ends
+
+
+def test_long_names_are_hashed_each_time_not_kept() -> None:
+    """A word pair of two long runs of letters (a hash, a clause of Chinese) is thousands of characters:
+    it is hashed each time, so one request cannot make the name caches hold megabytes."""
+    from gateway.routing.scorer import vector
+
+    long_pair = "t:b:" + "a" * 1500 + " " + "b" * 1500
+    before = vector._named_cached.cache_info().currsize
+    assert vector._named_bucket(long_pair) == vector._bucket(long_pair)
+    assert vector._named_cached.cache_info().currsize == before
+    feature = "b:" + "c" * 800 + " " + "d" * 800
+    before = vector._text_cached.cache_info().currsize
+    assert vector._text_bucket(feature) == vector._bucket("x:" + feature)
+    assert vector._text_cached.cache_info().currsize == before
+    before = vector._named_cached.cache_info()
+    assert vector._named_bucket("t:b:zyxwvu qponml") == vector._bucket("t:b:zyxwvu qponml")  # short: kept
+    after = vector._named_cached.cache_info()
+    assert after.currsize == before.currsize + 1 or before.currsize == after.currsize == vector.NAMES
+    assert after.misses == before.misses + 1
 
 
 def test_a_bucket_collision_in_a_block_of_names_counts_twice(model: ScorerModel) -> None:
@@ -617,3 +643,77 @@ def test_count_scales_name_each_count_as_its_bucket_label() -> None:
     assert text_module._label(3, (1, 2, 4)) == "2-3"
     assert text_module._label(1, (1, 2, 4)) == "1"
     assert text_module._label(9, (1, 2, 4)) == "4+"
+
+
+# Texts whose every shape count passes its last edge, as an instruction with a pasted text ("ps:") and as
+# one text ("s:"): each count is named by its top bucket, so a count clamped at the wrong edge shows.
+_LINES = "\n".join(f"- step {i}: add 5 kg, then 3 km, then 2 hours!" for i in range(7))
+_EVERY_COUNT = (
+    "Write a python function and a sql query, refactor the class, debug the compiler, compute the integral "
+    "and the derivative of the matrix; rewrite, shorten, paraphrase, proofread and summarise it; amazing, "
+    "awesome, cool and cute, lol haha :) :D 😀!!! "
+    "My friends Bob, Claire, Dave, Erin and Frank met at 9:40 on 12/03/2024 and paid $5 and 10% more. "
+    "1+2=3, 4*5=20, 6-1=5, 7/7=1, x^2 + y^2, \\frac{1}{2} \\sum f(x) √2. How many apples? How many pears? "
+    "Why? Who? What? One. Two. Three. Four. Five. Six. Seven. Eight. Nine. Ten. Eleven. Twelve. Thirteen. "
+    "Fourteen. Fifteen. Sixteen. a, b, c, d, e, f, g, h, i.\n\n"
+    + _LINES
+    + "\n\nsome_var camelCase () => {} :: && ||\n\nmore\n\nand more"
+)
+_TOP_BUCKETS = [
+    "arithmetic=4+", "asks_quantity=2+", "chatty=4+", "clock", "code=4+", "code_terms=4+", "code_verbs=4+",
+    "commas=8+", "date", "domain_terms=4+", "list=6+", "math_terms=4+", "money", "names=5+", "notation=3+",
+    "numbers=7+", "paragraphs=4+", "percent", "questions=4+", "sentences=16+", "social_terms=4+", "table",
+    "transform_terms=4+", "with_unit=3+",
+]  # fmt: skip
+
+
+def test_every_shape_count_is_named_by_its_top_bucket_past_its_last_edge() -> None:
+    pasted = text_module.featurize_blocks(
+        _EVERY_COUNT + "\n\nAnd then, how many boxes in total would the seven friends carry home?"
+    )
+    assert {f for f in pasted.shape if f.startswith("ps:")} == {"ps:" + f for f in _TOP_BUCKETS}
+    assert "s:closing_question=7+" in pasted.shape and "s:payload" in pasted.shape
+    whole = text_module.featurize_blocks(
+        "Please read all of this carefully. " * 10 + _EVERY_COUNT + " Thanks a lot, have a good day." * 10
+    )
+    assert whole.shape == {"s:" + f for f in _TOP_BUCKETS}
+
+
+# The shipped model's scores of a sample of the training data, rounded and hashed: every 7th request of
+# each collection of real prompts (some 30 languages, long pastes), each behind one of the held-out
+# contexts in turn (bot personas, rules-style system prompts, greetings and earlier conversation), and
+# once more with a system prompt longer than the scorer reads. Work that makes the scorer faster must
+# leave every score as it was; a retrained model or a new recipe records its own digest here.
+SCORES_DIGEST = "e5da26bda03a13c37a2c004ed7555ac8d39f07d6490df2ebbf644185e153e937"
+_DATA = Path(__file__).resolve().parent.parent / "training" / "gateway_training" / "data"
+
+
+def _corpus_sample() -> list[tuple[str, str, str]]:
+    with gzip.open(_DATA / "contexts" / "eval.jsonl.gz", "rt", encoding="utf-8") as rows:
+        contexts = [json.loads(line)["messages"] for line in rows]
+    sample = []
+    for path in sorted((_DATA / "real").glob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as rows:
+            for i, line in enumerate(rows):
+                if i % 7:
+                    continue
+                context = contexts[len(sample) % len(contexts)]
+                messages = context + json.loads(line)["messages"]
+                turns = [m["content"] for m in messages if m["role"] == "user"]
+                system = "\n".join(m["content"] for m in messages if m["role"] == "system")
+                sample.append((turns[-1], system, "\n".join(turns[-3:-1])))
+    sample += [(newest, "Answer in French. " * 300, "") for newest, _, _ in sample[::10]]
+    return sample
+
+
+def test_the_shipped_model_scores_the_corpus_sample_as_recorded(model: ScorerModel) -> None:
+    import hashlib
+
+    sample = _corpus_sample()
+    assert len(sample) > 400
+    scores = [f"{model.score(*request).score:.9f}" for request in sample]
+    digest = hashlib.sha256(" ".join(scores).encode()).hexdigest()
+    assert digest == SCORES_DIGEST, (
+        f"the shipped model's scores of {len(sample)} corpus requests changed (digest {digest}): a faster "
+        "scorer must score exactly as before; a retrained model or a new recipe records its new digest"
+    )

@@ -87,7 +87,7 @@ class ScorerModel:
     ) -> None:
         if len(weights) != 1 << BITS:
             raise ValueError(f"expected {1 << BITS} weights, got {len(weights)}")
-        self.weights = weights  # not changed once the model is built: their sums per word are kept
+        self.weights = weights  # not changed once the model is built: sums of them are kept (ScoreCache)
         self.scale = scale
         self._cache = ScoreCache(weights)
         self.shape = dict(shape)

@@ -202,6 +202,10 @@ def _weighted(counts: Counter[int], weight: float, w: Weights) -> float:
     return weight / norm * total
 
 
+# A word's buckets and their weights' sum.
+_Summed: TypeAlias = "tuple[array[int], int | float]"
+
+
 class ScoreCache:
     """What a model's score keeps from one request to the next.
 
@@ -209,10 +213,10 @@ class ScoreCache:
       gives them), kept with the buckets: a word recurs from one request to the next, and summing its
       ~20 weights afresh costs a look-up each in a 2 MB table that the rest of a request's work keeps
       out of the CPU's caches. One cache per prefix (the turn's, the earlier turns'), keyed by the word
-      alone; as many words as the bucket cache, of at most as many letters.
-    - The system prompt's share, by the prompt as read (at most ``2 * CLIP`` characters): a bot sends its
-      persona with every request, and a persona of 1,500 characters costs twice a chat turn's score.
-      ``SYSTEM_PROMPTS`` of them, a few MB at most.
+      alone, each of as many words as the bucket cache, of at most as many letters.
+    - The system prompt's share, by the prompt as read (at most ``2 * CLIP + 1`` characters): a bot
+      sends its persona with every request, and a persona of 1,500 characters costs three times a chat
+      turn's own score. ``SYSTEM_PROMPTS`` of them, a few MB at most.
     """
 
     __slots__ = ("_by_prefix", "_w", "system")
@@ -244,20 +248,28 @@ class ScoreCache:
         return summed
 
 
-_Summed: TypeAlias = "tuple[array[int], int | float]"
-
-
-# The bucket of a named feature (a word pair, a system prompt's word, a text feature), kept for the
-# commonest: the common ones recur from one request to the next, and a look-up is a third of hashing
-# one. ``NAMES`` of each kind, about 1 MB each however they fill.
+# The bucket of a named feature (a word pair of the turn, a system prompt's word, a text feature), kept
+# for the most recently used: the common ones recur from one request to the next, and a look-up is a
+# third of hashing one. ``NAMES`` in each of the two caches, of at most ``_CACHED_NAME`` characters each
+# (a longer one, a pair of long runs of letters, is hashed each time), so about 1 MB each however they
+# fill.
 NAMES = 1 << 12
-_named_bucket = functools.lru_cache(maxsize=NAMES)(_bucket)
+_CACHED_NAME = 2 * _CACHED_CHARS + 8
+_named_cached = functools.lru_cache(maxsize=NAMES)(_bucket)
+
+
+def _named_bucket(name: str) -> int:
+    return _named_cached(name) if len(name) <= _CACHED_NAME else _bucket(name)
 
 
 @functools.lru_cache(maxsize=NAMES)
+def _text_cached(feature: str) -> int:
+    return _bucket("x:" + feature)
+
+
 def _text_bucket(feature: str) -> int:
     """The bucket of a text feature (``text.py``'s name, read as ``x:<name>``)."""
-    return _bucket("x:" + feature)
+    return _text_cached(feature) if len(feature) <= _CACHED_NAME else _bucket("x:" + feature)
 
 
 def _words_part(
