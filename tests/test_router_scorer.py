@@ -283,6 +283,9 @@ def test_long_names_are_hashed_each_time_not_kept() -> None:
     before = vector._text_cached.cache_info().currsize
     assert vector._text_bucket(feature) == vector._bucket("x:" + feature)
     assert vector._text_cached.cache_info().currsize == before
+    sizes = vector._named_cached.cache_info().currsize, vector._text_cached.cache_info().currsize
+    load_model().score("q" * 1500 + " " + "r" * 1500)  # its one pair, as a turn's and as a text feature
+    assert (vector._named_cached.cache_info().currsize, vector._text_cached.cache_info().currsize) == sizes
     before = vector._named_cached.cache_info()
     assert vector._named_bucket("t:b:zyxwvu qponml") == vector._bucket("t:b:zyxwvu qponml")  # short: kept
     after = vector._named_cached.cache_info()

@@ -33,7 +33,7 @@ import unicodedata
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -262,6 +262,11 @@ def _named_bucket(name: str) -> int:
     return _named_cached(name) if len(name) <= _CACHED_NAME else _bucket(name)
 
 
+def _short(names: Collection[str]) -> bool:
+    """Every name fits a cache entry: the block looks its names up without a check per name."""
+    return not names or max(map(len, names)) <= _CACHED_NAME
+
+
 @functools.lru_cache(maxsize=NAMES)
 def _text_cached(feature: str) -> int:
     return _bucket("x:" + feature)
@@ -285,7 +290,7 @@ def _words_part(
     total = sum([word for _, word in summed])
     if pairs:
         names = [prefix + "b:" + a + " " + b for a, b in itertools.pairwise(tokens)]
-        paired = list(map(_named_bucket, names))
+        paired = list(map(_named_cached if _short(names) else _named_bucket, names))
         counts.update(paired)
         total += sum(map(w.__getitem__, paired))
     values = list(counts.values())
@@ -316,7 +321,7 @@ def dot(
     turn = _words_part(_normal(_clip(newest)), "t:", _CHARS, True, _TURN, w, cache)
     text = featurize_blocks(newest)
     for part in (text.words, text.pairs, text.pasted):
-        turn += _named_part(map(_text_bucket, part), _TEXT, w)
+        turn += _named_part(map(_text_cached if _short(part) else _text_bucket, part), _TEXT, w)
     context = 0.0
     if system:
         context += cache.system(_clip(system))
