@@ -46,6 +46,9 @@ BITS = 20
 _MASK = (1 << BITS) - 1
 CLIP = 1500  # characters read at each end of a long text
 SYSTEM_PROMPTS = 128  # system prompts whose share of the score a model keeps (ScoreCache)
+# Words whose buckets and weight sum a model keeps (ScoreCache), by prefix: the newest turn's, and the
+# earlier turns' (read as character 3-grams only, and once for several newest turns).
+WORDS = {"t:": 12_288, "prev:": 4_096}
 SHAPE_VALUE = 0.25
 # A model's bucket weights: floats, or the integers of a model file (gateway.routing.scorer.model).
 Weights: TypeAlias = "array[float] | array[int]"
@@ -212,8 +215,9 @@ class ScoreCache:
     - Each word's weights summed over its buckets (the word's and its character n-grams', as ``_token``
       gives them), kept with the buckets: a word recurs from one request to the next, and summing its
       ~20 weights afresh costs a look-up each in a 2 MB table that the rest of a request's work keeps
-      out of the CPU's caches. One cache per prefix (the turn's, the earlier turns'), keyed by the word
-      alone, each of as many words as the bucket cache, of at most as many letters.
+      out of the CPU's caches. One cache per prefix, keyed by the word alone, of at most
+      ``_CACHED_CHARS`` letters: ``WORDS`` of the newest turn's and of the earlier turns', as many
+      together as ``_token`` keeps.
     - The system prompt's share, by the prompt as read (at most ``2 * CLIP + 1`` characters): a bot
       sends its persona with every request, and a persona of 1,500 characters costs three times a chat
       turn's own score. ``SYSTEM_PROMPTS`` of them, a few MB at most.
@@ -231,7 +235,9 @@ class ScoreCache:
         return _weighted(Counter(map(_named_bucket, map("sys:w:".__add__, words))), _SYSTEM, self._w)
 
     def _sum(self, prefix: str, chars: tuple[int, ...], token: str) -> _Summed:
-        buckets = _token(prefix, token, chars)
+        # Hashed here, not through ``_token``'s cache: an array kept by both, evicted from one, would
+        # count twice against the words a process keeps.
+        buckets = _buckets(prefix, token, chars)
         return buckets, sum(map(self._w.__getitem__, buckets))
 
     def of(self, prefix: str, chars: tuple[int, ...]) -> Callable[[str], _Summed]:
@@ -239,7 +245,7 @@ class ScoreCache:
         summed = self._by_prefix.get((prefix, chars))
         if summed is None:
             fresh = functools.partial(self._sum, prefix, chars)
-            cached = functools.lru_cache(maxsize=1 << 14)(fresh)
+            cached = functools.lru_cache(maxsize=WORDS.get(prefix, 1 << 12))(fresh)
 
             def summed(token: str) -> _Summed:
                 return cached(token) if len(token) <= _CACHED_CHARS else fresh(token)
