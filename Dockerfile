@@ -3,17 +3,22 @@
 # that runs as a non-root user. Configuration comes from a mounted file (GATEWAY_CONFIG), secrets from
 # the environment (GATEWAY_BACKENDS__<NAME>__API_KEY, GATEWAY_AUTH__JWT__SECRET, ...).
 ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
+# The build stage compiles the scorer's kernel (setup.py), so it starts from the full image of the same
+# Python on the same Debian, which has a C compiler and Python's headers; the runtime stage stays slim.
+ARG BUILD_IMAGE=python:3.11.11-bookworm
 
-FROM ${PYTHON_IMAGE} AS build
+FROM ${BUILD_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/venv
 COPY requirements.lock /src/requirements.lock
 RUN /opt/venv/bin/pip install --require-hashes --no-deps -r /src/requirements.lock
-COPY pyproject.toml README.md /src/
+COPY pyproject.toml setup.py README.md /src/
 # The runtime package only: the scorer's trainer (training/) is a distribution of its own, which the
 # image neither runs nor carries (.dockerignore leaves it out of the build context too).
 COPY gateway /src/gateway
-RUN /opt/venv/bin/pip install --no-deps /src
+# The kernel is optional for a pip install anywhere, not for the image: the import fails the build.
+RUN /opt/venv/bin/pip install --no-deps /src \
+ && /opt/venv/bin/python -c "import gateway.routing.scorer._kernel"
 
 FROM ${PYTHON_IMAGE}
 ARG VERSION=0.1.0

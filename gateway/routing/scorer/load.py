@@ -33,10 +33,10 @@ _LIMIT = 32767
 
 def scorer_for(settings: ScorerSettings) -> ScorerModel | None:
     """The model routing.scorer names, loaded now (start-up), or None when the scorer is off."""
-    return load_model(settings.model) if settings.enabled else None
+    return load_model(settings.model, compiled=settings.compiled) if settings.enabled else None
 
 
-def load_model(name_or_path: str | Path = DEFAULT_MODEL) -> ScorerModel:
+def load_model(name_or_path: str | Path = DEFAULT_MODEL, *, compiled: bool = True) -> ScorerModel:
     """The shipped model (``"default"``) or a model file written by ``gateway router train``."""
     if str(name_or_path) == DEFAULT_MODEL:
         label = f"the shipped routing model (gateway/routing/scorer/models/{_SHIPPED_FILE})"
@@ -50,10 +50,10 @@ def load_model(name_or_path: str | Path = DEFAULT_MODEL) -> ScorerModel:
             raw = Path(name_or_path).read_bytes()
         except OSError as exc:
             raise ModelError(f"cannot read {label}: {exc.strerror or exc}") from exc
-    return parse_model(raw, label)
+    return parse_model(raw, label, compiled=compiled)
 
 
-def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
+def parse_model(raw: bytes, label: str = "routing model", *, compiled: bool = True) -> ScorerModel:
     try:
         data = gzip.decompress(raw)
     except (OSError, EOFError, zlib.error) as exc:
@@ -89,6 +89,7 @@ def parse_model(raw: bytes, label: str = "routing model") -> ScorerModel:
             calibration=(a, b),
             threshold=float(meta["threshold"]),
             meta=meta.get("meta") if isinstance(meta.get("meta"), dict) else {},
+            compiled=compiled,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{label} is incomplete or malformed: {exc!r}") from exc

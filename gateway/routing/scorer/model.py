@@ -84,12 +84,15 @@ class ScorerModel:
         threshold: float = 0.5,
         feature_set: str = FEATURE_SET,
         meta: dict[str, Any] | None = None,
+        compiled: bool = True,
     ) -> None:
         if len(weights) != 1 << BITS:
             raise ValueError(f"expected {1 << BITS} weights, got {len(weights)}")
         self.weights = weights  # not changed once the model is built: sums of them are kept (ScoreCache)
         self.scale = scale
-        self._cache = ScoreCache(weights)
+        # ``compiled``: sum the hashed blocks with the compiled kernel where it was built (the same
+        # scores; False keeps the pure-Python reference, which the kernel's tests compare it with).
+        self._cache = ScoreCache(weights, compiled=compiled)
         self.shape = dict(shape)
         self.bias = bias
         self.calibration = calibration
@@ -135,7 +138,9 @@ class ScorerModel:
         return self.bias + self._dot(v.ngrams) + self._dot(v.text) + self._shape(v.shape)
 
     def _shape(self, names: frozenset[str]) -> float:
-        return SHAPE_VALUE * sum(map(self.shape.get, names, itertools.repeat(0.0, len(names))))
+        # fsum: rounded once, so the same in any order; a set's order differs with the process's hash
+        # seed and with how the set was built (the compiled kernel builds it from a list).
+        return SHAPE_VALUE * math.fsum(map(self.shape.get, names, itertools.repeat(0.0, len(names))))
 
     def _dot(self, part: dict[int, float]) -> float:
         w = self.weights

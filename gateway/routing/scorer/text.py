@@ -56,7 +56,15 @@ from gateway.routing.scorer.lexicons import (
     UNITS,
 )
 
-__all__ = ["HEAD_CHARS", "TAIL_CHARS", "TextFeatures", "featurize", "featurize_blocks", "split_payload"]
+__all__ = [
+    "HEAD_CHARS",
+    "TAIL_CHARS",
+    "TextFeatures",
+    "featurize",
+    "featurize_blocks",
+    "kernel_tables",
+    "split_payload",
+]
 
 HEAD_CHARS = 1200
 TAIL_CHARS = 400
@@ -147,6 +155,87 @@ _COMMAS = _scale("commas", (1, 2, 4, 8))
 _LIST = _scale("list", (1, 3, 6))
 _PARAGRAPHS = _scale("paragraphs", _FEW)
 _CODE = _scale("code", _FEW)
+
+
+# What the compiled kernel (``_kernel.c``) needs of this recipe to find the same features in ASCII text:
+# the names of the counted shape features and of those present or not, in the order of its ``S_`` and
+# ``M_`` constants, and each lexicon as one bit of a word's flags, in the order of its ``L_`` constants.
+KERNEL_SCALES = (
+    _CODE_TERMS,
+    _CODE_VERBS,
+    _MATH_TERMS,
+    _TRANSFORM_TERMS,
+    _DOMAIN_TERMS,
+    _CHATTY,
+    _SOCIAL_TERMS,
+    _ASKS_QUANTITY,
+    _NUMBERS,
+    _NAMES,
+    _WITH_UNIT,
+    _ARITHMETIC_COUNT,
+    _NOTATION,
+    _QUESTIONS,
+    _CLOSING_QUESTION,
+    _SENTENCES,
+    _COMMAS,
+    _LIST,
+    _PARAGRAPHS,
+    _CODE,
+)
+KERNEL_MARKS = (
+    "s:payload",
+    "s:names=dense",
+    "s:clock",
+    "s:date",
+    "s:money",
+    "s:percent",
+    "s:table",
+    "s:ends_with_question",
+    "s:asks_listener",
+    "s:closing_number",
+)
+_KERNEL_LEXICONS = (
+    CODE_TERMS,
+    CODE_VERBS,
+    MATH_TERMS,
+    TRANSFORM_TERMS,
+    DOMAIN,
+    SOCIAL_TERMS,
+    LAUGHTER,
+    QUANTITY_WORDS,
+    UNITS,
+    NOT_NAMES,
+    SECOND_PERSON,
+    _MERIDIEM,
+    QUANTITY_AFTER.keys(),
+)
+
+
+def _pasted(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple("ps:" + name[2:] for name in names)
+
+
+def kernel_tables() -> tuple[
+    dict[str, int],
+    tuple[tuple[tuple[str, ...], ...], ...],
+    tuple[tuple[str, ...], ...],
+    tuple[str, ...],
+    int,
+    int,
+]:
+    """The arguments of the kernel's ``tables``: the lexicons as ``{word: flags}`` (a quantity question's
+    cue and next word as one entry, ``"how many"``), the shape names for the turn (``s:``) and for a
+    pasted text (``ps:``), the emoticons, and the window read of a long text."""
+    flags: dict[str, int] = {}
+    for bit, words in enumerate(_KERNEL_LEXICONS):
+        for word in words:
+            flags[word] = flags.get(word, 0) | 1 << bit
+    after = 1 << len(_KERNEL_LEXICONS)
+    for cue, nexts in QUANTITY_AFTER.items():
+        for word in nexts:
+            flags[cue + " " + word] = flags.get(cue + " " + word, 0) | after
+    scales = (KERNEL_SCALES, tuple(map(_pasted, KERNEL_SCALES)))
+    return flags, scales, (KERNEL_MARKS, _pasted(KERNEL_MARKS)), EMOTICONS, HEAD_CHARS, TAIL_CHARS
 
 
 class TextFeatures(NamedTuple):

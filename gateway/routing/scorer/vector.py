@@ -35,9 +35,9 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Protocol, TypeAlias
 
-from gateway.routing.scorer.text import featurize_blocks
+from gateway.routing.scorer.text import featurize_blocks, kernel_tables
 
 __all__ = ["BITS", "FEATURE_SET", "SHAPE_VALUE", "RequestVector", "ScoreCache", "dot", "vectorize"]
 
@@ -59,6 +59,44 @@ _TURN, _TEXT, _SYSTEM, _EARLIER = 1.0, 1.0, 0.5, 0.5
 _PRIOR = 8.0
 _WORD = re.compile(r"\w+")
 _CHARS = (2, 3, 4)
+
+
+# The kernel's sums of a text's w:, b: and p: blocks, and its shape features' names.
+_TextSums: TypeAlias = "tuple[tuple[int, int], tuple[int, int], tuple[int, int], list[str]]"
+
+
+class _Kernel(Protocol):
+    """The compiled kernel's functions (``_kernel.c``): a block's squared length and dot product."""
+
+    def words(
+        self, tokens: list[str], prefix: str, chars: tuple[int, ...], pairs: bool, weights: Weights, /
+    ) -> tuple[int, int]: ...
+
+    def names(self, names: Iterable[str], prefix: str, weights: Weights, /) -> tuple[int, int]: ...
+
+    def tables(
+        self,
+        words: dict[str, int],
+        scales: tuple[tuple[tuple[str, ...], ...], ...],
+        marks: tuple[tuple[str, ...], ...],
+        emoticons: tuple[str, ...],
+        head: int,
+        tail: int,
+        /,
+    ) -> object: ...
+
+    def text_sums(self, text: str, tables: object, weights: Weights, /) -> _TextSums | None: ...
+
+
+def _load_kernel() -> _Kernel | None:
+    try:
+        from gateway.routing.scorer import _kernel
+    except ImportError:  # not built (no C compiler at install time): the pure-Python reference below
+        return None
+    return _kernel
+
+
+KERNEL = _load_kernel()
 
 # The labels explanations group contributions under, for what is not a word of the turn.
 SYSTEM_LABEL = "system prompt"
@@ -223,15 +261,25 @@ class ScoreCache:
       turn's own score. ``SYSTEM_PROMPTS`` of them, a few MB at most.
     """
 
-    __slots__ = ("_by_prefix", "_w", "system")
+    __slots__ = ("_by_prefix", "_w", "kernel", "system", "tables")
 
-    def __init__(self, w: Weights) -> None:
+    def __init__(self, w: Weights, *, compiled: bool = True) -> None:
         self._w = w
+        # The compiled kernel (``_kernel.c``) where it was built and reads these weights (a model file's
+        # 16-bit integers); it needs none of the word caches below.
+        self.kernel = KERNEL if compiled and w.typecode == "h" else None
+        # text.py's recipe as the kernel reads it (its lexicons and feature names), built once.
+        self.tables = None if self.kernel is None else self.kernel.tables(*kernel_tables())
         self._by_prefix: dict[tuple[str, tuple[int, ...]], Callable[[str], _Summed]] = {}
         self.system: Callable[[str], float] = functools.lru_cache(maxsize=SYSTEM_PROMPTS)(self._system)
 
     def _system(self, clipped: str) -> float:
         words = _WORD.findall(_normal(clipped))
+        if self.kernel is not None:
+            try:
+                return _share(self.kernel.names(words, "sys:w:", self._w), _SYSTEM)
+            except UnicodeEncodeError:
+                pass  # a lone surrogate, which UTF-8 cannot encode: the reference reads it (surrogatepass)
         return _weighted(Counter(map(_named_bucket, map("sys:w:".__add__, words))), _SYSTEM, self._w)
 
     def _sum(self, prefix: str, chars: tuple[int, ...], token: str) -> _Summed:
@@ -324,6 +372,11 @@ def dot(
     the time: the scorer runs on every request routed by policy, an explanation only on a dry run.
     ``cache``: the model's :class:`ScoreCache` (a fresh one otherwise)."""
     cache = cache or ScoreCache(w)
+    if cache.kernel is not None:
+        try:
+            return _compiled(cache.kernel, w, newest, system, earlier, cache)
+        except UnicodeEncodeError:
+            pass  # a lone surrogate, which UTF-8 cannot encode: the reference reads it (surrogatepass)
     turn = _words_part(_normal(_clip(newest)), "t:", _CHARS, True, _TURN, w, cache)
     text = featurize_blocks(newest)
     for part in (text.words, text.pairs, text.pasted):
@@ -334,3 +387,39 @@ def dot(
     if earlier:
         context += _words_part(_normal(_clip(earlier)), "prev:", (3,), False, _EARLIER, w, cache)
     return turn, context, frozenset(text.shape)
+
+
+def _share(sums: tuple[int, int], weight: float) -> float:
+    """A block's share of the logit from the kernel's sums: as ``_weighted`` computes it from its counts
+    (the same integers, so the same float)."""
+    sumsq, total = sums
+    if not sumsq:
+        return 0.0
+    norm: float = (sumsq + _PRIOR) ** 0.5
+    return weight / norm * total
+
+
+def _compiled(
+    kernel: _Kernel, w: Weights, newest: str, system: str, earlier: str, cache: ScoreCache
+) -> tuple[float, float, frozenset[str]]:
+    """``dot`` with the hashed blocks summed by the compiled kernel: the same blocks, in the same order."""
+    turn = _share(kernel.words(_WORD.findall(_normal(_clip(newest))), "t:", _CHARS, True, w), _TURN)
+    sums = kernel.text_sums(newest, cache.tables, w)
+    if sums is None:  # beyond ASCII: text.py finds the features, the kernel hashes them
+        text = featurize_blocks(newest)
+        for part in (text.words, text.pairs, text.pasted):
+            turn += _share(kernel.names(part, "x:", w), _TEXT)
+        shape = frozenset(text.shape)
+    else:
+        words, pairs, pasted, names = sums
+        turn += _share(words, _TEXT)
+        turn += _share(pairs, _TEXT)
+        turn += _share(pasted, _TEXT)
+        shape = frozenset(names)
+    context = 0.0
+    if system:
+        context += cache.system(_clip(system))
+    if earlier:
+        tokens = _WORD.findall(_normal(_clip(earlier)))
+        context += _share(kernel.words(tokens, "prev:", (3,), False, w), _EARLIER)
+    return turn, context, shape
