@@ -22,7 +22,7 @@ import pytest
 from gateway.routing.scorer import vector
 from gateway.routing.scorer.load import load_model
 from gateway.routing.scorer.model import ScorerModel
-from gateway.routing.scorer.text import featurize_blocks
+from gateway.routing.scorer.text import ascii_twin, featurize_blocks
 from tests.test_router_scorer import _corpus_sample
 
 
@@ -160,6 +160,8 @@ def test_scores_equal_the_reference_on_generated_text(kernel: ModuleType, models
     ]
     cases += [(_text(rng, rng.randint(0, 400)), _text(rng, 60), _text(rng, 120)) for _ in range(300)]
     cases += [(_ascii_text(rng), _ascii_text(rng), _ascii_text(rng)) for _ in range(300)]
+    # English as phones type it: the kernel reads its ASCII twin (text.ascii_twin).
+    cases += [(_ascii_text(rng) + "\u2019s \u201cit\u201d \u2013 ok\u2026", "", "") for _ in range(100)]
     for request in cases:
         assert shipped.score(*request) == reference.score(*request), request
 
@@ -280,3 +282,28 @@ def test_text_beyond_ascii_is_left_to_text_py(kernel: ModuleType, models) -> Non
         assert kernel.text_sums(text, tables, models[0].weights) is None
     with pytest.raises(ValueError):
         kernel.tables({}, ((), ()), ((), ()), (), 1200, 400)
+
+
+_MARKS = ["\u2018", "\u2019", "\u201c", "\u201d", "\u2013", "\u2014", "\u2026"]
+
+
+def test_an_ascii_twin_has_the_features_of_its_text() -> None:
+    """Curly quotes, dashes and the ellipsis replaced by '"': the same features, so the kernel may read
+    the twin. Checked on text.py alone, kernel or not."""
+    rng = random.Random(9)
+    texts = [
+        "I\u2019m off to the \u201cbig\u201d match \u2013 wish me luck\u2026 How\u2019s yours?",
+        "\u2018Bob\u2019, Alice \u2014 and Claire: how many? 3\u20134 km",
+    ]
+    for _ in range(2000):
+        text = list(_ascii_text(rng))
+        for _ in range(rng.randint(1, 6)):
+            text.insert(rng.randint(0, len(text)), rng.choice(_MARKS))
+        texts.append("".join(text))
+    for text in texts:
+        twin = ascii_twin(text)
+        assert twin is not None and twin.isascii()
+        assert featurize_blocks(twin) == featurize_blocks(text), text
+    assert ascii_twin("5 \u20ac") is None  # the euro sign is money, not a neutral mark
+    assert ascii_twin("na\u00efve") is None
+    assert ascii_twin("plain") == "plain"

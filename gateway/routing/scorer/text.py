@@ -60,6 +60,7 @@ __all__ = [
     "HEAD_CHARS",
     "TAIL_CHARS",
     "TextFeatures",
+    "ascii_twin",
     "featurize",
     "featurize_blocks",
     "kernel_tables",
@@ -236,6 +237,26 @@ def kernel_tables() -> tuple[
             flags[cue + " " + word] = flags.get(cue + " " + word, 0) | after
     scales = (KERNEL_SCALES, tuple(map(_pasted, KERNEL_SCALES)))
     return flags, scales, (KERNEL_MARKS, _pasted(KERNEL_MARKS)), EMOTICONS, HEAD_CHARS, TAIL_CHARS
+
+
+# Western typography beyond ASCII that no feature reads: curly quotes, dashes and the ellipsis are not word
+# characters and start no pattern here, and neither does '"'. The euro sign is not among them: it is money.
+_NEUTRAL_MARKS = ("\u2018", "\u2019", "\u201c", "\u201d", "\u2013", "\u2014", "\u2026")
+
+
+def ascii_twin(text: str) -> str | None:
+    """An ASCII text with the features of ``text`` (the text itself when it is ASCII), or None: the window
+    ``featurize_blocks`` reads, each neutral mark replaced by '"'. English typed on a phone has curly
+    quotes; its twin lets the compiled kernel, which reads ASCII only, find its features."""
+    if text.isascii():
+        return text
+    if len(text) > HEAD_CHARS + TAIL_CHARS:
+        # A window is its own window: featurize_blocks reads the same characters of it.
+        text = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
+    for mark in _NEUTRAL_MARKS:
+        if mark in text:
+            text = text.replace(mark, '"')
+    return text if text.isascii() else None
 
 
 class TextFeatures(NamedTuple):

@@ -37,7 +37,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeAlias
 
-from gateway.routing.scorer.text import featurize_blocks, kernel_tables
+from gateway.routing.scorer.text import ascii_twin, featurize_blocks, kernel_tables
 
 __all__ = ["BITS", "FEATURE_SET", "SHAPE_VALUE", "RequestVector", "ScoreCache", "dot", "vectorize"]
 
@@ -404,7 +404,8 @@ def _compiled(
 ) -> tuple[float, float, frozenset[str]]:
     """``dot`` with the hashed blocks summed by the compiled kernel: the same blocks, in the same order."""
     turn = _share(kernel.words(_WORD.findall(_normal(_clip(newest))), "t:", _CHARS, True, w), _TURN)
-    sums = kernel.text_sums(newest, cache.tables, w)
+    twin = ascii_twin(newest)
+    sums = None if twin is None else kernel.text_sums(twin, cache.tables, w)
     if sums is None:  # beyond ASCII: text.py finds the features, the kernel hashes them
         text = featurize_blocks(newest)
         for part in (text.words, text.pairs, text.pasted):
