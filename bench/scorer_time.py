@@ -28,7 +28,7 @@ from pathlib import Path
 # The tree this file is in, first (as bench/routing_bench.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway.routing.scorer import vector
+from gateway.routing.scorer.compiled import KERNEL
 from gateway.routing.scorer.load import load_model
 
 VARIED = Path(__file__).resolve().parent / "data" / "varied_turn.txt"
@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="evict the CPU's caches before each call")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
-    if vector.KERNEL is None:
+    if KERNEL is None:
         sys.exit("the scorer's kernel is not built here (setup.py: a C compiler and Python's headers)")
     kernel, reference = load_model(compiled=True), load_model(compiled=False)
     run = _timer(args.cold)

@@ -20,9 +20,10 @@ from types import ModuleType
 import pytest
 
 from gateway.routing.scorer import vector
+from gateway.routing.scorer.compiled import ascii_twin, kernel_tables
 from gateway.routing.scorer.load import load_model
 from gateway.routing.scorer.model import ScorerModel
-from gateway.routing.scorer.text import ascii_twin, featurize_blocks
+from gateway.routing.scorer.text import featurize_blocks
 from tests.test_router_scorer import _corpus_sample
 
 
@@ -231,8 +232,6 @@ def _ascii_text(rng: random.Random) -> str:
 
 
 def _features(kernel: ModuleType, text: str):
-    from gateway.routing.scorer.text import kernel_tables
-
     got = kernel.text_features(text, kernel.tables(*kernel_tables()))
     reference = featurize_blocks(text)
     return got, (reference.words, reference.pairs, reference.pasted, reference.shape)
@@ -274,8 +273,6 @@ def test_text_features_are_text_pys_on_generated_text(kernel: ModuleType) -> Non
 
 
 def test_text_beyond_ascii_is_left_to_text_py(kernel: ModuleType, models) -> None:
-    from gateway.routing.scorer.text import kernel_tables
-
     tables = kernel.tables(*kernel_tables())
     for text in ["naïve café", "I\u2019m fine", "日本語", "😀"]:
         assert kernel.text_features(text, tables) is None

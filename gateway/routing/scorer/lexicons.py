@@ -16,6 +16,7 @@ __all__ = [
     "EMOTICONS",
     "LAUGHTER",
     "MATH_TERMS",
+    "MERIDIEM",
     "NOT_NAMES",
     "QUANTITY_AFTER",
     "QUANTITY_WORDS",
@@ -124,6 +125,7 @@ TRANSFORM_TERMS = frozenset(
     riassumi riassunto traduci traduzione riformula resuma traduza reescreva""".split()
 )
 DOMAIN = CODE_TERMS | MATH_TERMS
+MERIDIEM = frozenset({"am", "pm"})  # "7 pm": the words that make a clock time of a number
 LAUGHTER = frozenset("haha hahaha hehe lol lmao omg xd xx yay ugh wow aww hmm jaja mdr".split())
 # Words of feeling, opinion and company, several languages: small talk is about how the speaker or the
 # listener is and what they like, a task about something to work out. A count pooled over languages

@@ -32,6 +32,10 @@ Bob hold?"), and the cost stays flat however long the turn is (the bench's 1 MB 
 on ASCII text, a regular expression otherwise; linear: no nested repetition), ``str.count`` and set
 look-ups; the few other patterns run only on a window that holds the character they start with. The
 word lists counted live in ``gateway.routing.scorer.lexicons``.
+
+Over 400 lines on purpose: the whole recipe of the text features, each beside the reason it is read,
+and the names the compiled kernel emits for them beside the tables that make them (its C code finds the
+same features; ``tests/test_router_scorer_kernel.py`` holds the two equal).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from gateway.routing.scorer.lexicons import (
     EMOTICONS,
     LAUGHTER,
     MATH_TERMS,
+    MERIDIEM,
     NOT_NAMES,
     QUANTITY_AFTER,
     QUANTITY_WORDS,
@@ -58,12 +63,12 @@ from gateway.routing.scorer.lexicons import (
 
 __all__ = [
     "HEAD_CHARS",
+    "KERNEL_MARKS",
+    "KERNEL_SCALES",
     "TAIL_CHARS",
     "TextFeatures",
-    "ascii_twin",
     "featurize",
     "featurize_blocks",
-    "kernel_tables",
     "split_payload",
 ]
 
@@ -85,7 +90,6 @@ _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 # matches where the plain pattern in its comment would: the look-behind re-reads what came before.
 _CLOCK = re.compile(r":(?<=\d:)[0-5]\d")  # \d:[0-5]\d
 _AM_PM = re.compile(r"\d ?[ap]\.?m\b", re.IGNORECASE)
-_MERIDIEM = frozenset({"am", "pm"})
 # \d[/.-]\d{1,2}[/.-]\d, one pattern per first separator.
 _DATES = tuple(
     (sep, re.compile(re.escape(sep) + r"(?<=\d" + re.escape(sep) + r")\d{1,2}[/.-]\d")) for sep in "/.-"
@@ -158,9 +162,9 @@ _PARAGRAPHS = _scale("paragraphs", _FEW)
 _CODE = _scale("code", _FEW)
 
 
-# What the compiled kernel (``_kernel.c``) needs of this recipe to find the same features in ASCII text:
-# the names of the counted shape features and of those present or not, in the order of its ``S_`` and
-# ``M_`` constants, and each lexicon as one bit of a word's flags, in the order of its ``L_`` constants.
+# The shape features' names as the compiled kernel (``_kernel.c``, through ``compiled.py``) emits them: the
+# counted ones by count, in the order of its ``S_`` constants, and those present or not, in the order of
+# its ``M_`` constants.
 KERNEL_SCALES = (
     _CODE_TERMS,
     _CODE_VERBS,
@@ -195,68 +199,6 @@ KERNEL_MARKS = (
     "s:asks_listener",
     "s:closing_number",
 )
-_KERNEL_LEXICONS = (
-    CODE_TERMS,
-    CODE_VERBS,
-    MATH_TERMS,
-    TRANSFORM_TERMS,
-    DOMAIN,
-    SOCIAL_TERMS,
-    LAUGHTER,
-    QUANTITY_WORDS,
-    UNITS,
-    NOT_NAMES,
-    SECOND_PERSON,
-    _MERIDIEM,
-    QUANTITY_AFTER.keys(),
-)
-
-
-def _pasted(names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple("ps:" + name[2:] for name in names)
-
-
-def kernel_tables() -> tuple[
-    dict[str, int],
-    tuple[tuple[tuple[str, ...], ...], ...],
-    tuple[tuple[str, ...], ...],
-    tuple[str, ...],
-    int,
-    int,
-]:
-    """The arguments of the kernel's ``tables``: the lexicons as ``{word: flags}`` (a quantity question's
-    cue and next word as one entry, ``"how many"``), the shape names for the turn (``s:``) and for a
-    pasted text (``ps:``), the emoticons, and the window read of a long text."""
-    flags: dict[str, int] = {}
-    for bit, words in enumerate(_KERNEL_LEXICONS):
-        for word in words:
-            flags[word] = flags.get(word, 0) | 1 << bit
-    after = 1 << len(_KERNEL_LEXICONS)
-    for cue, nexts in QUANTITY_AFTER.items():
-        for word in nexts:
-            flags[cue + " " + word] = flags.get(cue + " " + word, 0) | after
-    scales = (KERNEL_SCALES, tuple(map(_pasted, KERNEL_SCALES)))
-    return flags, scales, (KERNEL_MARKS, _pasted(KERNEL_MARKS)), EMOTICONS, HEAD_CHARS, TAIL_CHARS
-
-
-# Western typography beyond ASCII that no feature reads: curly quotes, dashes and the ellipsis are not word
-# characters and start no pattern here, and neither does '"'. The euro sign is not among them: it is money.
-_NEUTRAL_MARKS = ("\u2018", "\u2019", "\u201c", "\u201d", "\u2013", "\u2014", "\u2026")
-
-
-def ascii_twin(text: str) -> str | None:
-    """An ASCII text with the features of ``text`` (the text itself when it is ASCII), or None: the window
-    ``featurize_blocks`` reads, each neutral mark replaced by '"'. English typed on a phone has curly
-    quotes; its twin lets the compiled kernel, which reads ASCII only, find its features."""
-    if text.isascii():
-        return text
-    if len(text) > HEAD_CHARS + TAIL_CHARS:
-        # A window is its own window: featurize_blocks reads the same characters of it.
-        text = text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
-    for mark in _NEUTRAL_MARKS:
-        if mark in text:
-            text = text.replace(mark, '"')
-    return text if text.isascii() else None
 
 
 class TextFeatures(NamedTuple):
@@ -455,7 +397,7 @@ def _shape(text: str, folded: list[str], out: set[str]) -> None:
         out.add(_WITH_UNIT[min(units, 3)])
         # Each pattern runs only when the text holds what it needs: a pattern that starts with a digit
         # class is tried at every position, 10-20 µs a pattern on a 1,600-character window.
-        if (":" in text and _CLOCK.search(text)) or (distinct & _MERIDIEM and _AM_PM.search(text)):
+        if (":" in text and _CLOCK.search(text)) or (distinct & MERIDIEM and _AM_PM.search(text)):
             out.add("s:clock")
         if ("/" in text or "-" in text or (numbers > 2 and "." in text)) and any(
             sep in text and pattern.search(text) for sep, pattern in _DATES

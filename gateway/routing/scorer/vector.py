@@ -35,9 +35,10 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol, TypeAlias
+from typing import TypeAlias
 
-from gateway.routing.scorer.text import ascii_twin, featurize_blocks, kernel_tables
+from gateway.routing.scorer.compiled import KERNEL, Kernel, Weights, ascii_twin, kernel_tables
+from gateway.routing.scorer.text import featurize_blocks
 
 __all__ = ["BITS", "FEATURE_SET", "SHAPE_VALUE", "RequestVector", "ScoreCache", "dot", "vectorize"]
 
@@ -50,8 +51,6 @@ SYSTEM_PROMPTS = 128  # system prompts whose share of the score a model keeps (S
 # earlier turns' (read as character 3-grams only, and once for several newest turns).
 WORDS = {"t:": 12_288, "prev:": 4_096}
 SHAPE_VALUE = 0.25
-# A model's bucket weights: floats, or the integers of a model file (gateway.routing.scorer.model).
-Weights: TypeAlias = "array[float] | array[int]"
 # Block weights: the newest turn's n-grams and text words count in full, the context at half.
 _TURN, _TEXT, _SYSTEM, _EARLIER = 1.0, 1.0, 0.5, 0.5
 # What the squared length of a block is counted above its own: a sentence has dozens of features and
@@ -60,43 +59,6 @@ _PRIOR = 8.0
 _WORD = re.compile(r"\w+")
 _CHARS = (2, 3, 4)
 
-
-# The kernel's sums of a text's w:, b: and p: blocks, and its shape features' names.
-_TextSums: TypeAlias = "tuple[tuple[int, int], tuple[int, int], tuple[int, int], list[str]]"
-
-
-class _Kernel(Protocol):
-    """The compiled kernel's functions (``_kernel.c``): a block's squared length and dot product."""
-
-    def words(
-        self, tokens: list[str], prefix: str, chars: tuple[int, ...], pairs: bool, weights: Weights, /
-    ) -> tuple[int, int]: ...
-
-    def names(self, names: Iterable[str], prefix: str, weights: Weights, /) -> tuple[int, int]: ...
-
-    def tables(
-        self,
-        words: dict[str, int],
-        scales: tuple[tuple[tuple[str, ...], ...], ...],
-        marks: tuple[tuple[str, ...], ...],
-        emoticons: tuple[str, ...],
-        head: int,
-        tail: int,
-        /,
-    ) -> object: ...
-
-    def text_sums(self, text: str, tables: object, weights: Weights, /) -> _TextSums | None: ...
-
-
-def _load_kernel() -> _Kernel | None:
-    try:
-        from gateway.routing.scorer import _kernel
-    except ImportError:  # not built (no C compiler at install time): the pure-Python reference below
-        return None
-    return _kernel
-
-
-KERNEL = _load_kernel()
 
 # The labels explanations group contributions under, for what is not a word of the turn.
 SYSTEM_LABEL = "system prompt"
@@ -400,7 +362,7 @@ def _share(sums: tuple[int, int], weight: float) -> float:
 
 
 def _compiled(
-    kernel: _Kernel, w: Weights, newest: str, system: str, earlier: str, cache: ScoreCache
+    kernel: Kernel, w: Weights, newest: str, system: str, earlier: str, cache: ScoreCache
 ) -> tuple[float, float, frozenset[str]]:
     """``dot`` with the hashed blocks summed by the compiled kernel: the same blocks, in the same order."""
     turn = _share(kernel.words(_WORD.findall(_normal(_clip(newest))), "t:", _CHARS, True, w), _TURN)
