@@ -12,22 +12,7 @@ from array import array
 from collections.abc import Iterable
 from typing import Protocol, TypeAlias, cast
 
-from gateway.routing.scorer.lexicons import (
-    CODE_TERMS,
-    CODE_VERBS,
-    DOMAIN,
-    EMOTICONS,
-    LAUGHTER,
-    MATH_TERMS,
-    MERIDIEM,
-    NOT_NAMES,
-    QUANTITY_AFTER,
-    QUANTITY_WORDS,
-    SECOND_PERSON,
-    SOCIAL_TERMS,
-    TRANSFORM_TERMS,
-    UNITS,
-)
+from gateway.routing.scorer import lexicons
 from gateway.routing.scorer.text import HEAD_CHARS, KERNEL_MARKS, KERNEL_SCALES, TAIL_CHARS
 
 __all__ = ["KERNEL", "Kernel", "Weights", "ascii_twin", "kernel_tables"]
@@ -75,19 +60,19 @@ KERNEL = _load()
 
 # Each lexicon as one bit of a word's flags, in the order of the kernel's ``L_`` constants.
 _KERNEL_LEXICONS = (
-    CODE_TERMS,
-    CODE_VERBS,
-    MATH_TERMS,
-    TRANSFORM_TERMS,
-    DOMAIN,
-    SOCIAL_TERMS,
-    LAUGHTER,
-    QUANTITY_WORDS,
-    UNITS,
-    NOT_NAMES,
-    SECOND_PERSON,
-    MERIDIEM,
-    QUANTITY_AFTER.keys(),
+    lexicons.CODE_TERMS,
+    lexicons.CODE_VERBS,
+    lexicons.MATH_TERMS,
+    lexicons.TRANSFORM_TERMS,
+    lexicons.DOMAIN,
+    lexicons.SOCIAL_TERMS,
+    lexicons.LAUGHTER,
+    lexicons.QUANTITY_WORDS,
+    lexicons.UNITS,
+    lexicons.NOT_NAMES,
+    lexicons.SECOND_PERSON,
+    lexicons.MERIDIEM,
+    lexicons.QUANTITY_AFTER.keys(),
 )
 
 
@@ -111,11 +96,11 @@ def kernel_tables() -> tuple[
         for word in words:
             flags[word] = flags.get(word, 0) | 1 << bit
     after = 1 << len(_KERNEL_LEXICONS)
-    for cue, nexts in QUANTITY_AFTER.items():
+    for cue, nexts in lexicons.QUANTITY_AFTER.items():
         for word in nexts:
             flags[cue + " " + word] = flags.get(cue + " " + word, 0) | after
     scales = (KERNEL_SCALES, tuple(map(_pasted, KERNEL_SCALES)))
-    return flags, scales, (KERNEL_MARKS, _pasted(KERNEL_MARKS)), EMOTICONS, HEAD_CHARS, TAIL_CHARS
+    return flags, scales, (KERNEL_MARKS, _pasted(KERNEL_MARKS)), lexicons.EMOTICONS, HEAD_CHARS, TAIL_CHARS
 
 
 # Western typography beyond ASCII that no feature reads: curly quotes, dashes and the ellipsis are not word
