@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -36,6 +37,21 @@ def test_routing_bench_runs(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "agent (200 turns)" in result.stdout and out.exists()
+
+
+def test_scorer_time_bench_runs(tmp_path):
+    from gateway.routing.scorer.compiled import KERNEL
+
+    if KERNEL is None:
+        if os.environ.get("CI"):
+            pytest.fail("the scorer's kernel was not built: the test install compiles it (setup.py)")
+        pytest.skip("the scorer's kernel was not built (no C compiler at install time)")
+    out = tmp_path / "scorer.json"
+    result = run_bench(
+        "scorer_time.py", "--rounds", "2", "--calls", "2", "--cold", "--json", str(out), timeout=120
+    )
+    assert "8,000-character turn, varied requests" in result.stdout
+    assert len(json.loads(out.read_text())) == 7
 
 
 def test_routing_eval_runs_and_the_policy_does_not_regress(tmp_path):
