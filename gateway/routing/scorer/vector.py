@@ -21,6 +21,10 @@ one-word turn is not decided by its one word. A shape feature counts ``SHAPE_VAL
 
 ``FEATURE_SET`` names this recipe: a model file records the one it was trained on and the gateway refuses
 a model of another (``tests/test_router_scorer.py`` fails when the recipe changes and the name does not).
+
+Where the install built the compiled kernel (``_kernel.c``, loaded by ``compiled.py``), ``dot`` hashes and
+sums through it; this module and text.py are its reference, equal to it bit for bit, and the only
+implementation of ``vectorize`` (an explanation names what it hashed).
 """
 
 from __future__ import annotations
@@ -364,7 +368,8 @@ def _share(sums: tuple[int, int], weight: float) -> float:
 def _compiled(
     kernel: Kernel, w: Weights, newest: str, system: str, earlier: str, cache: ScoreCache
 ) -> tuple[float, float, frozenset[str]]:
-    """``dot`` with the hashed blocks summed by the compiled kernel: the same blocks, in the same order."""
+    """``dot`` through the compiled kernel: every block hashed and summed in C, and the text features of
+    ASCII text (or of its ASCII twin) found there too; the same blocks, added in the same order."""
     turn = _share(kernel.words(_WORD.findall(_normal(_clip(newest))), "t:", _CHARS, True, w), _TURN)
     twin = ascii_twin(newest)
     sums = None if twin is None else kernel.text_sums(twin, cache.tables, w)
