@@ -3,7 +3,7 @@
 # that runs as a non-root user. Configuration comes from a mounted file (GATEWAY_CONFIG), secrets from
 # the environment (GATEWAY_BACKENDS__<NAME>__API_KEY, GATEWAY_AUTH__JWT__SECRET, ...).
 ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
-# The build stage compiles the scorer's kernel (setup.py), so it starts from the full image of the same
+# The build stage compiles the scorer's kernel (pyproject.toml, ext-modules), so it starts from the full image of the same
 # Python on the same Debian, which has a C compiler and Python's headers; the runtime stage stays slim.
 ARG BUILD_IMAGE=python:3.11.11-bookworm
 
@@ -12,7 +12,7 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/venv
 COPY requirements.lock /src/requirements.lock
 RUN /opt/venv/bin/pip install --require-hashes --no-deps -r /src/requirements.lock
-COPY pyproject.toml setup.py README.md /src/
+COPY pyproject.toml README.md /src/
 # The runtime package only: the scorer's trainer (training/) is a distribution of its own, which the
 # image neither runs nor carries (.dockerignore leaves it out of the build context too).
 COPY gateway /src/gateway

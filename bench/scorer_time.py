@@ -76,7 +76,7 @@ def main() -> None:
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
     if KERNEL is None:
-        sys.exit("the scorer's kernel is not built here (setup.py: a C compiler and Python's headers)")
+        sys.exit("the scorer's kernel is not built here (the install needs a C compiler and headers)")
     kernel, reference = load_model(compiled=True), load_model(compiled=False)
     run = _timer(args.cold)
     print(f"{platform.processor() or platform.machine()}, Python {platform.python_version()}", end="")

@@ -44,7 +44,7 @@ def test_scorer_time_bench_runs(tmp_path):
 
     if KERNEL is None:
         if os.environ.get("CI"):
-            pytest.fail("the scorer's kernel was not built: the test install compiles it (setup.py)")
+            pytest.fail("the scorer's kernel was not built: the test install compiles it (pyproject.toml)")
         pytest.skip("the scorer's kernel was not built (no C compiler at install time)")
     out = tmp_path / "scorer.json"
     result = run_bench(

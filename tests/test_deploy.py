@@ -50,7 +50,7 @@ def test_dockerfile_lints_clean_and_has_what_an_image_needs():
     assert "--require-hashes" in text and "requirements.lock" in text
     assert "org.opencontainers.image.version" in text
     # The scorer's kernel is compiled in the build stage and its import checked there.
-    assert "COPY pyproject.toml setup.py" in text and "import gateway.routing.scorer._kernel" in text
+    assert "import gateway.routing.scorer._kernel" in text
     lock = (ROOT / "requirements.lock").read_text()
     for dependency in (
         "fastapi",

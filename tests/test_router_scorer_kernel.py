@@ -33,7 +33,7 @@ def kernel() -> ModuleType:
         from gateway.routing.scorer import _kernel
     except ImportError:
         if os.environ.get("CI"):
-            pytest.fail("the scorer's kernel was not built: the test install compiles it (setup.py)")
+            pytest.fail("the scorer's kernel was not built: the test install compiles it (pyproject.toml)")
         pytest.skip("the scorer's kernel was not built (no C compiler at install time)")
     return _kernel
 

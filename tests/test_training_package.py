@@ -197,8 +197,7 @@ def test_the_image_copies_the_runtime_only() -> None:
     for line in dockerfile.splitlines():
         if line.startswith("COPY ") and "--from=" not in line:
             copied |= set(line.split()[1:-1])
-    # setup.py: the scorer's C extension, compiled in the build stage
-    assert copied == {"requirements.lock", "pyproject.toml", "setup.py", "README.md", "gateway"}
+    assert copied == {"requirements.lock", "pyproject.toml", "README.md", "gateway"}
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
     assert "training" in ignored  # not even in the build context
     assert not re.search(r"^COPY \. ", dockerfile, flags=re.M)

@@ -1,8 +1,9 @@
 """The scorer's compiled kernel (``_kernel.c``) as the rest of the scorer sees it: loading it, what it reads
 of text.py's recipe, and the ASCII text it reads in place of a text beyond ASCII.
 
-The kernel is an optional C extension (``setup.py``): where the install had no C compiler, ``KERNEL`` is
-None and vector.py scores with the pure-Python reference, which gives the same scores.
+The kernel is an optional C extension (``ext-modules`` in pyproject.toml): where the install had no C
+compiler, ``KERNEL`` is None and vector.py scores with the pure-Python reference, which gives the same
+scores.
 """
 
 from __future__ import annotations

@@ -22,6 +22,6 @@ class ScorerSettings(_Section):
     # Scores at or above it are hard. None: the threshold the model was trained with (its model card).
     # A key or tier may set its own (route_threshold).
     threshold: float | None = Field(None, gt=0, lt=1)
-    # Sum the scorer's hashed features with its compiled kernel where the install built it (setup.py; the
-    # same scores, docs/scorer.md#decision-time); false runs the pure-Python reference everywhere.
+    # Sum the scorer's hashed features with its compiled kernel where the install built it (the same
+    # scores, docs/scorer.md#decision-time); false runs the pure-Python reference everywhere.
     compiled: bool = True
