@@ -90,8 +90,8 @@ class ScorerModel:
             raise ValueError(f"expected {1 << BITS} weights, got {len(weights)}")
         self.weights = weights  # not changed once the model is built: sums of them are kept (ScoreCache)
         self.scale = scale
-        # ``compiled``: sum the hashed blocks with the compiled kernel where it was built (the same
-        # scores; False keeps the pure-Python reference, which the kernel's tests compare it with).
+        # ``compiled``: score through the compiled kernel where it was built (the same scores; False
+        # keeps the pure-Python reference, which the kernel's tests compare it with).
         self._cache = ScoreCache(weights, compiled=compiled)
         self.shape = dict(shape)
         self.bias = bias
